@@ -1,0 +1,37 @@
+# Every target creates (or reuses) the local virtual environment by itself:
+# on a fresh machine with Python >= 3.11, git and make, `make demo` and `make test` are the whole set-up.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test lint bench docs clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python scripts/demo.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check vault_brain scripts tests
+	$(BIN)/ruff format --check vault_brain scripts tests
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_search.py --sizes 1000,10000
+	$(BIN)/python scripts/bench_retrieval.py
+
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_cli_docs.py > docs/cli.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

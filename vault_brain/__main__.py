@@ -1,0 +1,3 @@
+from vault_brain.cli import main
+
+main()

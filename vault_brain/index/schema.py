@@ -1,0 +1,81 @@
+"""The Whoosh schema: what a note contributes to the search index."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whoosh.fields import Schema
+
+    from vault_brain.vault.notes import Note
+
+SCHEMA_VERSION = 3
+# Text fields searched by a query, with their BM25F field boosts.
+TEXT_FIELDS = {"title": 2.0, "aliases": 1.5, "tagtext": 1.2, "body": 1.0}
+
+
+def analyzer() -> Any:
+    from whoosh.analysis import StemmingAnalyzer
+
+    return StemmingAnalyzer(minsize=1, cachesize=200_000)
+
+
+def build_schema() -> Schema:
+    from whoosh.fields import BOOLEAN, ID, KEYWORD, STORED, TEXT, Schema
+
+    ana = analyzer()
+    return Schema(
+        path=ID(stored=True, unique=True),
+        id=ID(stored=True),
+        type=ID(stored=True),
+        category=ID(stored=True),
+        tags=KEYWORD(stored=True, commas=True, lowercase=True),
+        archived=BOOLEAN(stored=True),
+        problem=BOOLEAN(),
+        title=TEXT(analyzer=ana, stored=True, field_boost=TEXT_FIELDS["title"]),
+        aliases=TEXT(analyzer=ana, field_boost=TEXT_FIELDS["aliases"]),
+        tagtext=TEXT(analyzer=ana, field_boost=TEXT_FIELDS["tagtext"]),
+        body=TEXT(analyzer=ana, stored=True),
+        data=STORED(),
+    )
+
+
+def tag_terms(tags: list[str]) -> list[str]:
+    """A hierarchical tag also answers for its parents: project/alpha -> project/alpha, project."""
+    out: list[str] = []
+    for tag in tags:
+        parts = tag.split("/")
+        for i in range(len(parts), 0, -1):
+            term = "/".join(parts[:i])
+            if term and term not in out:
+                out.append(term)
+    return out
+
+
+def document(note: Note) -> dict[str, Any]:
+    data = {
+        "tags": note.tags,
+        "aliases": note.aliases,
+        "created": note.created,
+        "updated": note.updated,
+        "pinned": note.pinned,
+        "credit": note.credit,
+        "access_count": note.access_count,
+        "last_accessed": note.last_accessed,
+        "problem": note.problem,
+    }
+    return {
+        "path": note.path,
+        "id": note.id,
+        "type": note.type,
+        "category": note.category,
+        "tags": ",".join(t.replace(",", " ") for t in tag_terms(note.tags)),
+        "archived": note.archived,
+        "problem": note.problem is not None,
+        "title": note.title,
+        "aliases": " ".join(note.aliases),
+        "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
+        "body": note.body,
+        "data": json.dumps(data, ensure_ascii=False, default=str),
+    }

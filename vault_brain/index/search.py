@@ -1,0 +1,152 @@
+"""Searching the index: BM25F candidates re-ranked with effective credit and recency."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vault_brain.credit import days_between, effective_score, parse_time
+from vault_brain.index.schema import TEXT_FIELDS, analyzer
+from vault_brain.policy import Policy
+
+SNIPPET_CHARS = 200
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Filters:
+    type: str | None = None
+    category: str | None = None
+    tag: str | None = None
+    include_archive: bool = False
+
+
+@dataclass
+class Hit:
+    id: str
+    path: str
+    title: str
+    type: str
+    category: str
+    score: float
+    snippet: str
+    bm25: float
+    credit: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "type": self.type,
+            "category": self.category,
+            "score": round(self.score, 6),
+            "snippet": self.snippet,
+        }
+
+
+def blend(bm25: float, data: dict[str, Any], policy: Policy, now: dt.datetime) -> tuple[float, float | None]:
+    """Final score = BM25 x credit factor x recency factor; both factors are 1 for a note
+    without credit or dates, so plain hand-written notes rank by BM25 alone."""
+    credit = data.get("credit")
+    eff: float | None = None
+    factor = 1.0
+    if isinstance(credit, int | float):
+        last = parse_time(data.get("last_accessed") or data.get("updated") or data.get("created"))
+        eff = effective_score(float(credit), days_between(last, now), policy["decay_rate"])
+        factor *= 1.0 + policy["credit_weight"] * (eff - policy["initial_score"])
+    stamp = parse_time(data.get("updated") or data.get("created"))
+    if stamp is not None and policy["recency_weight"]:
+        age = days_between(stamp, now)
+        half_life = max(policy["recency_half_life_days"], 1e-6)
+        factor *= 1.0 + policy["recency_weight"] * 0.5 ** (age / half_life)
+    return bm25 * factor, eff
+
+
+class Searcher:
+    """Keeps the analyzer and Whoosh searcher warm for many queries (agents, batch mode)."""
+
+    def __init__(self, index: Any, policy: Policy) -> None:
+        self.index = index
+        self.policy = policy
+        self._ana = analyzer()
+
+    def terms(self, text: str) -> list[str]:
+        seen: list[str] = []
+        for token in self._ana(text):
+            if token.text not in seen:
+                seen.append(token.text)
+        return seen
+
+    def _query(self, terms: list[str]) -> Any:
+        from whoosh.query import Or, Term
+
+        return Or([Term(field, t) for t in terms for field in TEXT_FIELDS])
+
+    def _filter(self, filters: Filters) -> Any:
+        from whoosh.query import And, Term
+
+        parts = []
+        if filters.type:
+            parts.append(Term("type", filters.type))
+        if filters.category:
+            parts.append(Term("category", filters.category))
+        if filters.tag:
+            parts.append(Term("tags", filters.tag.lstrip("#").lower()))
+        if not filters.include_archive:
+            parts.append(Term("archived", False))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else And(parts)
+
+    def search(self, text: str, k: int = 10, filters: Filters | None = None,
+               now: dt.datetime | None = None) -> list[Hit]:
+        terms = self.terms(text)
+        if not terms or k <= 0:
+            return []
+        from whoosh import scoring
+
+        filters = filters or Filters()
+        searcher = self.index.searcher()
+        searcher.weighting = scoring.BM25F(B=self.policy["bm25_b"], K1=self.policy["bm25_k1"])
+        limit = max(k, int(self.policy["search_candidates"]))
+        results = searcher.search(self._query(terms), limit=limit, filter=self._filter(filters))
+        now = now or dt.datetime.now().astimezone()
+        hits: list[Hit] = []
+        for res in results:
+            fields = res.fields()
+            data = json.loads(fields.get("data") or "{}")
+            score, eff = blend(float(res.score), data, self.policy, now)
+            hits.append(Hit(
+                id=fields["id"], path=fields["path"], title=fields.get("title", ""),
+                type=fields.get("type", ""), category=fields.get("category", ""),
+                score=score, snippet="", bm25=float(res.score), credit=eff,
+            ))
+        hits.sort(key=lambda h: (-h.score, h.path))
+        top = hits[:k]
+        if top:
+            bodies = {h.path: searcher.stored_fields(searcher.document_number(path=h.path)) for h in top}
+            stems = set(terms)
+            for hit in top:
+                hit.snippet = self.snippet(bodies[hit.path].get("body", ""), stems)
+        return top
+
+    def snippet(self, body: str, stems: set[str]) -> str:
+        """The ~200 characters around the first word of the body that matches the query."""
+        text = body.strip()
+        if not text:
+            return ""
+        start = 0
+        for match in _WORD.finditer(text):
+            tokens = [t.text for t in self._ana(match.group(0))]
+            if tokens and tokens[0] in stems:
+                start = max(0, match.start() - 60)
+                break
+        window = text[start : start + SNIPPET_CHARS]
+        window = " ".join(window.split())
+        prefix = "…" if start > 0 else ""
+        suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
+        return prefix + window + suffix

@@ -1,0 +1,288 @@
+"""The search index as a cache of the files: reconcile, targeted refresh, rebuild, lookups.
+
+Files are the truth. Every reader first calls `reconcile()`: a stat scan compares the
+vault with `.vb/manifest.json` (path -> mtime, size) and re-parses only what changed,
+so results are never stale even with no watcher running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from vault_brain.errors import VaultBrainError
+from vault_brain.index.schema import SCHEMA_VERSION, build_schema, document
+from vault_brain.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
+from vault_brain.vault.store import file_lock, write_cache
+
+Progress = Callable[[int, int], None]
+_TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
+
+
+def is_note_name(name: str) -> bool:
+    low = name.lower()
+    return low.endswith(".md") and not name.startswith(".") and not low.endswith(_TEMP_SUFFIXES)
+
+
+def is_ignored_rel(rel: str) -> bool:
+    """True for paths that never hold notes (vb's cache, git, Obsidian, transcripts, temp files)."""
+    parts = PurePosixPath(rel).parts
+    if not parts:
+        return True
+    if parts[0] in IGNORED_DIRS or any(p.startswith(".") for p in parts[:-1]):
+        return True
+    if len(parts) == 1 and parts[0] in ROOT_NON_NOTES:
+        return True
+    return not is_note_name(parts[-1])
+
+
+def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
+    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls."""
+    root = str(paths.root)
+    found: dict[str, tuple[int, int]] = {}
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if prefix or name not in IGNORED_DIRS:
+                            stack.append((entry.path, f"{prefix}{name}/"))
+                    elif is_note_name(name) and (prefix or name not in ROOT_NON_NOTES):
+                        st = entry.stat()
+                        found[prefix + name] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return found
+
+
+@dataclass
+class ReconcileResult:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    total: int = 0
+    rebuilt: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class Index:
+    """The Whoosh index of one vault."""
+
+    def __init__(self, paths: VaultPaths) -> None:
+        self.paths = paths
+        self._ix: Any = None
+        self._searcher: Any = None
+
+    # -- manifest -----------------------------------------------------------
+    def _load_manifest(self) -> dict[str, list[int]] | None:
+        try:
+            data = json.loads(self.paths.manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+            return None
+        files = data.get("files")
+        return files if isinstance(files, dict) else None
+
+    def _save_manifest(self, files: dict[str, list[int]]) -> None:
+        payload = json.dumps({"schema": SCHEMA_VERSION, "files": files}, ensure_ascii=False)
+        write_cache(self.paths.manifest, payload)
+
+    # -- whoosh -------------------------------------------------------------
+    def _open(self, create: bool = False) -> Any:
+        from whoosh import index as windex
+
+        if self._ix is not None and not create:
+            return self._ix
+        folder = self.paths.index_dir
+        if create or not windex.exists_in(str(folder)):
+            folder.mkdir(parents=True, exist_ok=True)
+            self._ix = windex.create_in(str(folder), build_schema())
+        else:
+            try:
+                self._ix = windex.open_dir(str(folder))
+            except Exception as exc:  # a damaged cache is rebuilt, never fatal
+                raise _CorruptIndex(str(exc)) from exc
+        return self._ix
+
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.paths.index_lock, "search index")
+
+    def _write(self, docs: Iterable[str], removed: Iterable[str], progress: Progress | None, total: int,
+               create: bool = False) -> dict[str, list[int]]:
+        """Index `docs` (relative paths) and drop `removed`; returns their new manifest rows."""
+        from vault_brain.vault.notes import note_from_bytes
+
+        ix = self._open(create=create)
+        docs = list(docs)
+        big = len(docs) >= 2000
+        writer = ix.writer(limitmb=256) if not big else _fast_writer(ix)
+        rows: dict[str, list[int]] = {}
+        try:
+            for rel in removed:
+                writer.delete_by_term("path", rel)
+            for n, rel in enumerate(docs, 1):
+                full = self.paths.root / PurePosixPath(rel)
+                try:
+                    st = full.stat()
+                    raw = full.read_bytes()
+                except OSError:
+                    writer.delete_by_term("path", rel)
+                    continue
+                note = note_from_bytes(rel, raw)
+                fields = document(note)
+                if create:
+                    writer.add_document(**fields)
+                else:
+                    writer.update_document(**fields)
+                rows[rel] = [st.st_mtime_ns, st.st_size]
+                if progress and (n % 200 == 0 or n == total):
+                    progress(n, total)
+            writer.commit(optimize=False)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+        self._searcher = None
+        return rows
+
+    # -- public -------------------------------------------------------------
+    def reconcile(self, progress: Progress | None = None) -> ReconcileResult:
+        """Bring the index in line with the files on disk."""
+        disk = scan(self.paths)
+        manifest = self._load_manifest()
+        from whoosh import index as windex
+
+        if manifest is None or not windex.exists_in(str(self.paths.index_dir)):
+            return self.rebuild(progress, disk=disk)
+        result = _diff(disk, manifest)
+        if not result.changed:
+            result.total = len(disk)
+            return result
+        with self._lock():
+            manifest = self._load_manifest() or {}
+            result = _diff(disk, manifest)
+            if result.changed:
+                try:
+                    rows = self._write(result.added + result.updated, result.removed, progress,
+                                       len(result.added) + len(result.updated))
+                except _CorruptIndex:
+                    return self._rebuild_locked(progress, disk)
+                for rel in result.removed:
+                    manifest.pop(rel, None)
+                manifest.update(rows)
+                self._save_manifest(manifest)
+        result.total = len(disk)
+        return result
+
+    def rebuild(self, progress: Progress | None = None, disk: dict[str, tuple[int, int]] | None = None
+                ) -> ReconcileResult:
+        with self._lock():
+            return self._rebuild_locked(progress, disk if disk is not None else scan(self.paths))
+
+    def _rebuild_locked(self, progress: Progress | None, disk: dict[str, tuple[int, int]]) -> ReconcileResult:
+        self.paths.manifest.unlink(missing_ok=True)
+        rels = sorted(disk)
+        rows = self._write(rels, (), progress, len(rels), create=True)
+        self._save_manifest(rows)
+        return ReconcileResult(added=rels, total=len(rels), rebuilt=True)
+
+    def refresh(self, rels: Iterable[str]) -> ReconcileResult:
+        """Re-index just these paths (after vb's own writes, or watcher events)."""
+        result = ReconcileResult()
+        wanted = sorted({r for r in rels if not is_ignored_rel(r)})
+        if not wanted:
+            return result
+        with self._lock():
+            manifest = self._load_manifest()
+            if manifest is None:
+                return self._rebuild_locked(None, scan(self.paths))
+            present, gone = [], []
+            for rel in wanted:
+                full = self.paths.root / PurePosixPath(rel)
+                if full.is_file():
+                    st = full.stat()
+                    if manifest.get(rel) != [st.st_mtime_ns, st.st_size]:
+                        present.append(rel)
+                elif rel in manifest:
+                    gone.append(rel)
+            if not present and not gone:
+                return result
+            rows = self._write(present, gone, None, len(present))
+            for rel in gone:
+                manifest.pop(rel, None)
+            for rel in present:
+                (result.updated if rel in manifest else result.added).append(rel)
+            manifest.update(rows)
+            result.removed = gone
+            self._save_manifest(manifest)
+        return result
+
+    def searcher(self) -> Any:
+        if self._searcher is None:
+            self._searcher = self._open().searcher()
+        else:
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def stored_by_id(self, note_id: str, include_archive: bool = True) -> dict[str, Any] | None:
+        from whoosh.query import Term
+
+        for hit in self.searcher().search(Term("id", note_id), limit=None):
+            fields = dict(hit.fields())
+            if include_archive or not fields.get("archived"):
+                return fields
+        return None
+
+    def iter_stored(self, query: Any = None) -> Iterator[dict[str, Any]]:
+        from whoosh.query import Every
+
+        searcher = self.searcher()
+        for docnum in searcher.docs_for_query(query if query is not None else Every()):
+            yield searcher.stored_fields(docnum)
+
+    def manifest_paths(self) -> set[str]:
+        return set(self._load_manifest() or {})
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+
+class _CorruptIndex(VaultBrainError):
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"the search index is damaged ({detail})", hint="run `vb index --rebuild`")
+
+
+def _fast_writer(ix: Any) -> Any:
+    return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
+
+
+def _diff(disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]) -> ReconcileResult:
+    result = ReconcileResult()
+    for rel, (mtime, size) in disk.items():
+        row = manifest.get(rel)
+        if row is None:
+            result.added.append(rel)
+        elif row[0] != mtime or row[1] != size:
+            result.updated.append(rel)
+    result.removed = [rel for rel in manifest if rel not in disk]
+    return result

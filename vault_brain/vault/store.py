@@ -1,0 +1,173 @@
+"""The one place that writes files.
+
+Atomic replace (temp file in the same folder, fsync, `os.replace`), the vault lock
+that serialises writers across processes, append-only JSONL, and the checks that
+keep caller-supplied names and paths inside the vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from vault_brain.errors import LockedError, VaultBrainError
+from vault_brain.paths import VaultPaths
+
+LOCK_TIMEOUT_ENV = "VB_LOCK_TIMEOUT"
+
+
+def _lock_timeout() -> float:
+    try:
+        return float(os.environ.get(LOCK_TIMEOUT_ENV, "10"))
+    except ValueError:
+        return 10.0
+
+
+def io_error(exc: OSError, path: Any) -> VaultBrainError:
+    if exc.errno == errno.ENOSPC:
+        return VaultBrainError(
+            f"disk full while writing {path}; nothing was changed",
+            hint="free some space on that disk and run the command again",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return VaultBrainError(
+            f"cannot write {path}: {exc.strerror}",
+            hint="check the folder's permissions or whether the disk is read-only",
+        )
+    return VaultBrainError(f"cannot write {path}: {exc.strerror or exc}", hint="check the disk and the path")
+
+
+def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that readers see the old or the new file, never a part."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vbtmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise io_error(exc, path) from exc
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_cache(path: Path, data: bytes | str) -> None:
+    """Best-effort write of a machine-local cache file: a failure only costs speed."""
+    with contextlib.suppress(VaultBrainError):
+        atomic_write(path, data, durable=False)
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line; a torn earlier line is terminated first so records never merge."""
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "ab+") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise io_error(exc, path) from exc
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path, what: str, timeout: float | None = None) -> Iterator[None]:
+    import filelock
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(lock_path), timeout=_lock_timeout() if timeout is None else timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise LockedError(
+            f"the {what} is locked by another vb process (waited {lock.timeout:.0f}s)",
+            hint=f"wait for it to finish, or raise {LOCK_TIMEOUT_ENV}; "
+            f"if no vb process is running, delete {lock_path}",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def vault_lock(paths: VaultPaths, timeout: float | None = None) -> contextlib.AbstractContextManager[None]:
+    """Serialise every writer of notes, logs and transcripts across processes."""
+    return file_lock(paths.vault_lock, "vault", timeout)
+
+
+# ---------------------------------------------------------------------------
+# Untrusted names and paths
+
+
+def safe_relpath(paths: VaultPaths, given: str) -> str:
+    """A caller-supplied path -> POSIX path relative to the vault root, refusing escapes."""
+    raw = given.replace("\\", "/").strip()
+    if not raw or "\x00" in raw:
+        raise VaultBrainError(f"invalid path {given!r}", hint="give a path inside the vault")
+    candidate = Path(raw)
+    absolute = candidate if candidate.is_absolute() else paths.root / candidate
+    resolved = Path(os.path.normpath(absolute))
+    try:
+        rel = resolved.relative_to(paths.root)
+    except ValueError:
+        raise VaultBrainError(
+            f"path {given!r} is outside the vault",
+            hint=f"give a path inside {paths.root}",
+        ) from None
+    # a symlink inside the vault must not lead outside it either
+    real = Path(os.path.realpath(absolute))
+    if real != resolved and not real.is_relative_to(Path(os.path.realpath(paths.root))):
+        raise VaultBrainError(f"path {given!r} leads outside the vault", hint="remove the symlink")
+    posix = PurePosixPath(*rel.parts).as_posix()
+    if posix in ("", "."):
+        raise VaultBrainError(f"path {given!r} is the vault itself", hint="give a note's path")
+    return posix
+
+
+def note_path(paths: VaultPaths, rel: str) -> Path:
+    return paths.root / PurePosixPath(safe_relpath(paths, rel))
+
+
+def move_file(src: Path, dst: Path) -> None:
+    """Move a note without overwriting anything at the destination."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)  # fails if dst exists: no clobbering
+        os.unlink(src)
+    except FileExistsError:
+        raise VaultBrainError(f"{dst} already exists; refusing to overwrite it", hint="move it away first") from None
+    except OSError as exc:
+        if exc.errno in (errno.EXDEV, errno.EPERM, errno.ENOTSUP):
+            if dst.exists():
+                raise VaultBrainError(f"{dst} already exists", hint="move it away first") from None
+            os.replace(src, dst)
+        else:
+            raise io_error(exc, dst) from exc
+
+
+def now_iso() -> str:
+    """Local time, to the second, with its UTC offset."""
+    import datetime as dt
+
+    return dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
