@@ -24,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -36,7 +37,9 @@ class Options:
 
 OPTIONS = Options()
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document (with a version field).")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document (with a version field).")
+]
 
 
 def _version(value: bool) -> None:
@@ -49,12 +52,20 @@ def _version(value: bool) -> None:
 def _root(
     vault: Annotated[
         str | None,
-        typer.Option("--vault", "-V", help="Vault folder. Default: $VB_VAULT, else the nearest parent "
-                     "folder holding STRATEGY.md.", show_default=False),
+        typer.Option(
+            "--vault",
+            "-V",
+            help="Vault folder. Default: $VB_VAULT, else the nearest parent "
+            "folder holding STRATEGY.md.",
+            show_default=False,
+        ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")] = False,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ] = False,
 ) -> None:
     OPTIONS.vault = vault
@@ -81,7 +92,9 @@ def read_content(content: str | None) -> str:
     if content is not None and content != "-":
         return content
     if sys.stdin is None or sys.stdin.isatty():
-        raise VaultBrainError("no content given", hint="pass the content as an argument or pipe it on stdin")
+        raise VaultBrainError(
+            "no content given", hint="pass the content as an argument or pipe it on stdin"
+        )
     return sys.stdin.read()
 
 

@@ -74,8 +74,10 @@ class VaultPaths:
         return self.root / "archive"
 
 
-def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> VaultPaths:
-    """Resolve the vault: `--vault`, else `VB_VAULT`, else the nearest parent holding STRATEGY.md."""
+def find_vault(
+    explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None
+) -> VaultPaths:
+    """Resolve the vault: `--vault`, else `VB_VAULT`, else the nearest parent with STRATEGY.md."""
     given = explicit if explicit is not None else os.environ.get("VB_VAULT") or None
     if given is not None:
         root = Path(given).expanduser()

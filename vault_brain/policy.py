@@ -43,28 +43,46 @@ class Setting:
 
 SETTINGS: dict[str, Setting] = {
     # Search ranking
-    "credit_weight": Setting(0.3, "float", "how much effective credit moves a search score", "search"),
-    "recency_weight": Setting(0.1, "float", "how much a recent update lifts a search score", "search"),
-    "recency_half_life_days": Setting(30, "float", "days after which the recency lift halves", "search"),
-    "search_candidates": Setting(50, "int", "BM25 hits re-ranked with credit and recency", "search"),
+    "credit_weight": Setting(
+        0.3, "float", "how much effective credit moves a search score", "search"
+    ),
+    "recency_weight": Setting(
+        0.1, "float", "how much a recent update lifts a search score", "search"
+    ),
+    "recency_half_life_days": Setting(
+        30, "float", "days after which the recency lift halves", "search"
+    ),
+    "search_candidates": Setting(
+        50, "int", "BM25 hits re-ranked with credit and recency", "search"
+    ),
     "bm25_k1": Setting(1.2, "float", "BM25 term-frequency saturation", "search"),
     "bm25_b": Setting(0.75, "float01", "BM25 length normalisation", "search"),
     # Credit
-    "initial_score": Setting(0.5, "float01", "credit of a memory no signal has touched yet", "credit"),
+    "initial_score": Setting(
+        0.5, "float01", "credit of a memory no signal has touched yet", "credit"
+    ),
     "alpha": Setting(0.1, "float01", "learning rate of the credit update", "credit"),
     "decay_rate": Setting(0.01, "float", "per-day decay of credit since last access", "credit"),
     "reward_task_completed": Setting(0.5, "float", "reward when a task completes", "credit"),
     "reward_positive_feedback": Setting(0.3, "float", "reward for /good", "credit"),
     "reward_tool_success": Setting(0.1, "float", "reward when a tool call succeeds", "credit"),
     "reward_user_correction": Setting(-0.4, "float", "reward for /bad", "credit"),
-    "reward_session_abandoned": Setting(-0.2, "float", "reward when a session is abandoned", "credit"),
+    "reward_session_abandoned": Setting(
+        -0.2, "float", "reward when a session is abandoned", "credit"
+    ),
     # Lifecycle
-    "prune_threshold": Setting(0.2, "float01", "credit below which a note may be pruned", "lifecycle"),
+    "prune_threshold": Setting(
+        0.2, "float01", "credit below which a note may be pruned", "lifecycle"
+    ),
     "prune_min_age_days": Setting(14, "float", "never prune notes younger than this", "lifecycle"),
     "prune_skip_categories": Setting(["people"], "list", "categories never pruned", "lifecycle"),
     "prune_skip_pinned": Setting(True, "bool", "never prune pinned notes", "lifecycle"),
-    "promotion_threshold": Setting(0.7, "float01", "credit above which episodes promote", "lifecycle"),
-    "consolidation_interval": Setting("24h", "duration", "how often consolidation is due", "lifecycle"),
+    "promotion_threshold": Setting(
+        0.7, "float01", "credit above which episodes promote", "lifecycle"
+    ),
+    "consolidation_interval": Setting(
+        "24h", "duration", "how often consolidation is due", "lifecycle"
+    ),
     "promotion_interval": Setting("48h", "duration", "how often promotion is due", "lifecycle"),
     "prune_interval": Setting("7d", "duration", "how often pruning is due", "lifecycle"),
     "consolidation_enabled": Setting(True, "bool", "run consolidation when due", "lifecycle"),
@@ -74,10 +92,14 @@ SETTINGS: dict[str, Setting] = {
     "max_context_budget": Setting(5000, "int", "token budget of MEMORY.md", "context"),
     "retrieval_limit": Setting(5, "int", "memories retrieved per user message", "context"),
     "tool_result_retention": Setting(5, "int", "tool results kept in context", "context"),
-    "compaction_threshold": Setting(60000, "int", "context tokens that trigger compaction", "context"),
+    "compaction_threshold": Setting(
+        60000, "int", "context tokens that trigger compaction", "context"
+    ),
     "compaction_keep_recent": Setting(10, "int", "messages kept verbatim by compaction", "context"),
     "flush_before_compaction": Setting(True, "bool", "flush durable memories first", "context"),
-    "session_retention_days": Setting(30, "float", "sessions older than this are archived", "context"),
+    "session_retention_days": Setting(
+        30, "float", "sessions older than this are archived", "context"
+    ),
 }
 
 
@@ -121,7 +143,9 @@ def _coerce(key: str, setting: Setting, value: Any) -> Any:
 _SIGNED = {k for k in SETTINGS if k.startswith("reward_")}
 
 # Keys STRATEGY.md may carry that are not policy numbers.
-_NON_POLICY_KEYS = frozenset({"id", "type", "title", "tags", "aliases", "created", "updated", "version"})
+_NON_POLICY_KEYS = frozenset(
+    {"id", "type", "title", "tags", "aliases", "created", "updated", "version"}
+)
 
 
 @dataclass(frozen=True)
@@ -138,7 +162,11 @@ class Policy:
 
     @property
     def rewards(self) -> dict[str, float]:
-        return {k.removeprefix("reward_"): float(v) for k, v in self.values.items() if k.startswith("reward_")}
+        return {
+            k.removeprefix("reward_"): float(v)
+            for k, v in self.values.items()
+            if k.startswith("reward_")
+        }
 
 
 def build_policy(overrides: Mapping[str, Any], origin: str = "STRATEGY.md") -> Policy:
@@ -156,7 +184,6 @@ def build_policy(overrides: Mapping[str, Any], origin: str = "STRATEGY.md") -> P
 
 
 DEFAULT_POLICY = build_policy({})
-
 
 
 def load_policy(paths: VaultPaths) -> Policy:
@@ -192,4 +219,3 @@ def load_policy(paths: VaultPaths) -> Policy:
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
-

@@ -43,11 +43,20 @@ def vault_status(vault: Vault) -> dict[str, Any]:
     counter = get_counter()
     return {
         "vault": str(vault.paths.root),
-        "notes": {"total": sum(by_type.values()), "archived": archived, "by_type": dict(sorted(by_type.items())),
-                  "by_category": dict(sorted(by_category.items()))},
-        "index": {"exists": exists and manifest is not None, "indexed": indexed, "on_disk": len(disk),
-                  "fresh": exists and manifest is not None and not stale, "stale": stale[:100],
-                  "stale_count": len(stale)},
+        "notes": {
+            "total": sum(by_type.values()),
+            "archived": archived,
+            "by_type": dict(sorted(by_type.items())),
+            "by_category": dict(sorted(by_category.items())),
+        },
+        "index": {
+            "exists": exists and manifest is not None,
+            "indexed": indexed,
+            "on_disk": len(disk),
+            "fresh": exists and manifest is not None and not stale,
+            "stale": stale[:100],
+            "stale_count": len(stale),
+        },
         "problems": sorted(problems, key=lambda p: p["path"]),
         "watcher": read_status(vault),
         "token_counter": {"name": counter.name, "exact": counter.exact},
@@ -56,22 +65,34 @@ def vault_status(vault: Vault) -> dict[str, Any]:
 
 def render_status(report: dict[str, Any]) -> str:
     notes, index, watcher = report["notes"], report["index"], report["watcher"]
-    lines = [f"vault:   {report['vault']}",
-             f"notes:   {notes['total']} ({', '.join(f'{k} {v}' for k, v in notes['by_type'].items()) or 'none'})"
-             f", {notes['archived']} archived"]
+    kinds = ", ".join(f"{k} {v}" for k, v in notes["by_type"].items())
+    lines = [
+        f"vault:   {report['vault']}",
+        f"notes:   {notes['total']} ({kinds or 'none'}), {notes['archived']} archived",
+    ]
     for key, count in notes["by_category"].items():
         lines.append(f"         {key}: {count}")
     if not index["exists"]:
         lines.append("index:   not built yet (any search builds it; or run `vb index`)")
     else:
-        fresh = "fresh" if index["fresh"] else f"{index['stale_count']} stale (the next command reconciles)"
-        lines.append(f"index:   {index['indexed']} indexed, {index['on_disk']} notes on disk, {fresh}")
+        fresh = (
+            "fresh"
+            if index["fresh"]
+            else f"{index['stale_count']} stale (the next command reconciles)"
+        )
+        lines.append(
+            f"index:   {index['indexed']} indexed, {index['on_disk']} notes on disk, {fresh}"
+        )
         for path in index["stale"][:10]:
             lines.append(f"         stale: {path}")
     if watcher.get("alive"):
-        lines.append(f"watcher: running (pid {watcher.get('pid')}, {watcher.get('batches', 0)} batches)")
+        lines.append(
+            f"watcher: running (pid {watcher.get('pid')}, {watcher.get('batches', 0)} batches)"
+        )
     else:
-        lines.append("watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)")
+        lines.append(
+            "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
+        )
     lines.append(f"tokens:  {report['token_counter']['name']}")
     if report["problems"]:
         lines.append(f"problems: {len(report['problems'])}")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 
@@ -51,5 +52,11 @@ def get_counter() -> TokenCounter:
             enc = tiktoken.get_encoding(name)
         except Exception:
             continue
-        return TokenCounter(f"tiktoken {name}", True, lambda t, e=enc: len(e.encode(t, disallowed_special=())))
-    return TokenCounter("estimate (cl100k_base encoding not available offline)", False, estimate_tokens)
+
+        def count(text: str, enc: Any = enc) -> int:
+            return len(enc.encode(text, disallowed_special=()))
+
+        return TokenCounter(f"tiktoken {name}", True, count)
+    return TokenCounter(
+        "estimate (cl100k_base encoding not available offline)", False, estimate_tokens
+    )

@@ -16,14 +16,29 @@ def _note_json(note: Any, with_body: bool = True) -> dict[str, Any]:
 
 @app.command()
 def add(
-    name: Annotated[str, typer.Option("--name", "-n", help="Title of the memory (also its file name).")],
-    content: Annotated[str | None, typer.Argument(help="Text of the memory; '-' or omitted reads stdin.")] = None,
-    type_: Annotated[str, typer.Option("--type", "-t", help="entity (durable fact) or episode (what happened).")
-                     ] = "entity",
-    category: Annotated[str | None, typer.Option("--category", "-c", help="people, projects, preferences, or "
-                        "your own; episodes default to 'general'.")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeat, or comma-separated).")] = None,
-    pinned: Annotated[bool, typer.Option("--pinned", help="Pin it: always in MEMORY.md, never pruned.")] = False,
+    name: Annotated[
+        str, typer.Option("--name", "-n", help="Title of the memory (also its file name).")
+    ],
+    content: Annotated[
+        str | None, typer.Argument(help="Text of the memory; '-' or omitted reads stdin.")
+    ] = None,
+    type_: Annotated[
+        str, typer.Option("--type", "-t", help="entity (durable fact) or episode (what happened).")
+    ] = "entity",
+    category: Annotated[
+        str | None,
+        typer.Option(
+            "--category",
+            "-c",
+            help="people, projects, preferences, or your own; episodes default to 'general'.",
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="A tag (repeat, or comma-separated).")
+    ] = None,
+    pinned: Annotated[
+        bool, typer.Option("--pinned", help="Pin it: always in MEMORY.md, never pruned.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add a memory: entities/<category>/<slug>.md or episodes/<YYYY-MM>/<slug>.md."""
@@ -42,8 +57,12 @@ def show(
     from vault_brain.vault import memory
 
     note = memory.show(open_vault(), ref)
-    head = [f"id:        {note.id}", f"path:      {note.path}", f"title:     {note.title}",
-            f"type:      {note.type} / {note.category}"]
+    head = [
+        f"id:        {note.id}",
+        f"path:      {note.path}",
+        f"title:     {note.title}",
+        f"type:      {note.type} / {note.category}",
+    ]
     if note.tags:
         head.append(f"tags:      {', '.join(note.tags)}")
     if note.pinned:
@@ -58,13 +77,19 @@ def show(
 @app.command()
 def update(
     ref: Annotated[str, typer.Argument(help="A note id or path.")],
-    content: Annotated[str | None, typer.Option("--content", help="New body ('-' reads stdin).")] = None,
-    append: Annotated[bool, typer.Option("--append", help="Append the content instead of replacing the body.")
-                      ] = False,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Replace the tags (repeat or comma-separate).")
-                   ] = None,
-    pin: Annotated[bool | None, typer.Option("--pin/--unpin", help="Pin or unpin the note.",
-                                             show_default=False)] = None,
+    content: Annotated[
+        str | None, typer.Option("--content", help="New body ('-' reads stdin).")
+    ] = None,
+    append: Annotated[
+        bool, typer.Option("--append", help="Append the content instead of replacing the body.")
+    ] = False,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Replace the tags (repeat or comma-separate).")
+    ] = None,
+    pin: Annotated[
+        bool | None,
+        typer.Option("--pin/--unpin", help="Pin or unpin the note.", show_default=False),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a note's body, tags or pin; only the changed front matter lines differ."""
@@ -78,15 +103,20 @@ def update(
 @app.command()
 def delete(
     ref: Annotated[str, typer.Argument(help="A note id or path.")],
-    reason: Annotated[str, typer.Option("--reason", "-r", help="Why; kept in the archived note.")] = "deleted",
+    reason: Annotated[
+        str, typer.Option("--reason", "-r", help="Why; kept in the archived note.")
+    ] = "deleted",
     as_json: JsonOpt = False,
 ) -> None:
     """Archive a note (moved to archive/ with reason and date); nothing is hard-deleted."""
     from vault_brain.vault import memory
 
     note, was = memory.archive(open_vault(), ref, reason)
-    emit({"id": note.id, "from": was, "path": note.path, "archived": True}, as_json,
-         f"archived {note.id}: {was} -> {note.path}  (undo: vb restore {note.id})")
+    emit(
+        {"id": note.id, "from": was, "path": note.path, "archived": True},
+        as_json,
+        f"archived {note.id}: {was} -> {note.path}  (undo: vb restore {note.id})",
+    )
 
 
 @app.command()
@@ -98,25 +128,41 @@ def restore(
     from vault_brain.vault import memory
 
     note, was = memory.restore(open_vault(), ref)
-    emit({"id": note.id, "from": was, "path": note.path, "archived": False}, as_json,
-         f"restored {note.id}: {was} -> {note.path}")
+    emit(
+        {"id": note.id, "from": was, "path": note.path, "archived": False},
+        as_json,
+        f"restored {note.id}: {was} -> {note.path}",
+    )
 
 
 @app.command("list")
 def list_cmd(
-    type_: Annotated[str | None, typer.Option("--type", "-t", help="entity, episode or note.")] = None,
-    category: Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")] = None,
-    tag: Annotated[str | None, typer.Option("--tag", help="Only notes with this tag (or a child tag).")] = None,
-    include_archive: Annotated[bool, typer.Option("--include-archive", help="Also list archived notes.")
-                               ] = False,
+    type_: Annotated[
+        str | None, typer.Option("--type", "-t", help="entity, episode or note.")
+    ] = None,
+    category: Annotated[
+        str | None, typer.Option("--category", "-c", help="Only this category.")
+    ] = None,
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Only notes with this tag (or a child tag).")
+    ] = None,
+    include_archive: Annotated[
+        bool, typer.Option("--include-archive", help="Also list archived notes.")
+    ] = False,
     archived: Annotated[bool, typer.Option("--archived", help="List only archived notes.")] = False,
-    problems: Annotated[bool, typer.Option("--problems", help="Only notes vb could not read cleanly.")] = False,
+    problems: Annotated[
+        bool, typer.Option("--problems", help="Only notes vb could not read cleanly.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List notes from the index (reconciled with the files first)."""
     from vault_brain.vault import memory
 
-    rows = memory.list_notes(open_vault(), type_, category, tag, include_archive, archived, problems)
-    human = table(["id", "type", "category", "title", "path"],
-                  [[r["id"], r["type"], r["category"], r["title"], r["path"]] for r in rows])
+    rows = memory.list_notes(
+        open_vault(), type_, category, tag, include_archive, archived, problems
+    )
+    human = table(
+        ["id", "type", "category", "title", "path"],
+        [[r["id"], r["type"], r["category"], r["title"], r["path"]] for r in rows],
+    )
     emit({"notes": rows, "count": len(rows)}, as_json, human + f"\n{len(rows)} notes")

@@ -12,21 +12,40 @@ from vault_brain.cli import OPTIONS, JsonOpt, app, emit, open_vault
 
 @app.command()
 def init(
-    path: Annotated[Path | None, typer.Argument(help="Folder for the vault (default: --vault, else here).",
-                                                show_default=False)] = None,
-    adopt: Annotated[bool, typer.Option("--adopt", help="Add vb's files to an existing (Obsidian) vault; "
-                                        "no existing file is changed.")] = False,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder for the vault (default: --vault, else here).", show_default=False
+        ),
+    ] = None,
+    adopt: Annotated[
+        bool,
+        typer.Option(
+            "--adopt",
+            help="Add vb's files to an existing (Obsidian) vault; no existing file is changed.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a vault from the template (entities, episodes, archive, STRATEGY.md, ...) as a git repo."""
+    """Create a vault from the template (entities, episodes, STRATEGY.md, ...) as a git repo."""
     from vault_brain.vault.init import init_vault
 
     target = path or Path(OPTIONS.vault or ".")
     result = init_vault(target, adopt=adopt)
-    human = (f"{'adopted' if adopt else 'created'} vault at {result.root}: "
-             f"{len(result.created)} files added, {len(result.kept)} existing kept; git: {result.git}")
-    emit({"vault": str(result.root), "created": result.created, "kept": result.kept, "git": result.git},
-         as_json, human)
+    human = (
+        f"{'adopted' if adopt else 'created'} vault at {result.root}: "
+        f"{len(result.created)} files added, {len(result.kept)} existing kept; git: {result.git}"
+    )
+    emit(
+        {
+            "vault": str(result.root),
+            "created": result.created,
+            "kept": result.kept,
+            "git": result.git,
+        },
+        as_json,
+        human,
+    )
 
 
 @app.command()
@@ -40,8 +59,9 @@ def status(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def watch(
-    debounce: Annotated[float, typer.Option("--debounce", min=0.0, help="Seconds of quiet before re-indexing.")
-                        ] = 0.2,
+    debounce: Annotated[
+        float, typer.Option("--debounce", min=0.0, help="Seconds of quiet before re-indexing.")
+    ] = 0.2,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing per batch.")] = False,
 ) -> None:
     """Keep the index current while files change (Ctrl-C to stop)."""

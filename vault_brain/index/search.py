@@ -48,7 +48,9 @@ class Hit:
         }
 
 
-def blend(bm25: float, data: dict[str, Any], policy: Policy, now: dt.datetime) -> tuple[float, float | None]:
+def blend(
+    bm25: float, data: dict[str, Any], policy: Policy, now: dt.datetime
+) -> tuple[float, float | None]:
     """Final score = BM25 x credit factor x recency factor; both factors are 1 for a note
     without credit or dates, so plain hand-written notes rank by BM25 alone."""
     credit = data.get("credit")
@@ -102,8 +104,9 @@ class Searcher:
             return None
         return parts[0] if len(parts) == 1 else And(parts)
 
-    def search(self, text: str, k: int = 10, filters: Filters | None = None,
-               now: dt.datetime | None = None) -> list[Hit]:
+    def search(
+        self, text: str, k: int = 10, filters: Filters | None = None, now: dt.datetime | None = None
+    ) -> list[Hit]:
         terms = self.terms(text)
         if not terms or k <= 0:
             return []
@@ -120,15 +123,25 @@ class Searcher:
             fields = res.fields()
             data = json.loads(fields.get("data") or "{}")
             score, eff = blend(float(res.score), data, self.policy, now)
-            hits.append(Hit(
-                id=fields["id"], path=fields["path"], title=fields.get("title", ""),
-                type=fields.get("type", ""), category=fields.get("category", ""),
-                score=score, snippet="", bm25=float(res.score), credit=eff,
-            ))
+            hits.append(
+                Hit(
+                    id=fields["id"],
+                    path=fields["path"],
+                    title=fields.get("title", ""),
+                    type=fields.get("type", ""),
+                    category=fields.get("category", ""),
+                    score=score,
+                    snippet="",
+                    bm25=float(res.score),
+                    credit=eff,
+                )
+            )
         hits.sort(key=lambda h: (-h.score, h.path))
         top = hits[:k]
         if top:
-            bodies = {h.path: searcher.stored_fields(searcher.document_number(path=h.path)) for h in top}
+            bodies = {
+                h.path: searcher.stored_fields(searcher.document_number(path=h.path)) for h in top
+            }
             stems = set(terms)
             for hit in top:
                 hit.snippet = self.snippet(bodies[hit.path].get("body", ""), stems)

@@ -125,8 +125,14 @@ class Index:
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return file_lock(self.paths.index_lock, "search index")
 
-    def _write(self, docs: Iterable[str], removed: Iterable[str], progress: Progress | None, total: int,
-               create: bool = False) -> dict[str, list[int]]:
+    def _write(
+        self,
+        docs: Iterable[str],
+        removed: Iterable[str],
+        progress: Progress | None,
+        total: int,
+        create: bool = False,
+    ) -> dict[str, list[int]]:
         """Index `docs` (relative paths) and drop `removed`; returns their new manifest rows."""
         from vault_brain.vault.notes import note_from_bytes
 
@@ -181,8 +187,12 @@ class Index:
             result = _diff(disk, manifest)
             if result.changed:
                 try:
-                    rows = self._write(result.added + result.updated, result.removed, progress,
-                                       len(result.added) + len(result.updated))
+                    rows = self._write(
+                        result.added + result.updated,
+                        result.removed,
+                        progress,
+                        len(result.added) + len(result.updated),
+                    )
                 except _CorruptIndex:
                     return self._rebuild_locked(progress, disk)
                 for rel in result.removed:
@@ -192,12 +202,15 @@ class Index:
         result.total = len(disk)
         return result
 
-    def rebuild(self, progress: Progress | None = None, disk: dict[str, tuple[int, int]] | None = None
-                ) -> ReconcileResult:
+    def rebuild(
+        self, progress: Progress | None = None, disk: dict[str, tuple[int, int]] | None = None
+    ) -> ReconcileResult:
         with self._lock():
             return self._rebuild_locked(progress, disk if disk is not None else scan(self.paths))
 
-    def _rebuild_locked(self, progress: Progress | None, disk: dict[str, tuple[int, int]]) -> ReconcileResult:
+    def _rebuild_locked(
+        self, progress: Progress | None, disk: dict[str, tuple[int, int]]
+    ) -> ReconcileResult:
         self.paths.manifest.unlink(missing_ok=True)
         rels = sorted(disk)
         rows = self._write(rels, (), progress, len(rels), create=True)

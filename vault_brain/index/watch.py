@@ -46,15 +46,18 @@ def _handler(vault: Vault, state: WatchState) -> Any:
         rel = Path(os.path.relpath(text, root)).as_posix()
         return None if rel.startswith("..") else rel
 
-    class Handler(FileSystemEventHandler):  # type: ignore[misc]
+    class Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:
             if event.event_type in ("opened", "closed_no_write"):
                 return
-            paths = [event.src_path] + ([event.dest_path] if getattr(event, "dest_path", "") else [])
+            paths = [event.src_path] + (
+                [event.dest_path] if getattr(event, "dest_path", "") else []
+            )
             rels = [r for r in (rel_of(p) for p in paths) if r]
             if event.is_directory:
                 if event.event_type in ("moved", "deleted", "created") and any(
-                    not r.split("/")[0].startswith(".") and r.split("/")[0] not in ("sessions", "logs")
+                    not r.split("/")[0].startswith(".")
+                    and r.split("/")[0] not in ("sessions", "logs")
                     for r in rels
                 ):
                     with state.lock:
@@ -91,8 +94,9 @@ def read_status(vault: Vault) -> dict[str, Any]:
     return status
 
 
-def run_watch(vault: Vault, debounce: float = 0.2, on_batch: Any = None, stop: threading.Event | None = None
-              ) -> None:
+def run_watch(
+    vault: Vault, debounce: float = 0.2, on_batch: Any = None, stop: threading.Event | None = None
+) -> None:
     """Watch until SIGINT/SIGTERM (or `stop` is set)."""
     from watchdog.observers import Observer
 
@@ -101,8 +105,15 @@ def run_watch(vault: Vault, debounce: float = 0.2, on_batch: Any = None, stop: t
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
     state = WatchState()
-    status: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(), "started": now_iso(),
-                              "batches": 0, "indexed": 0, "last_batch": None, "stopped": False}
+    status: dict[str, Any] = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": now_iso(),
+        "batches": 0,
+        "indexed": 0,
+        "last_batch": None,
+        "stopped": False,
+    }
     vault.reconcile(force=True)
     observer = Observer()
     observer.schedule(_handler(vault, state), str(vault.paths.root), recursive=True)
@@ -124,8 +135,12 @@ def run_watch(vault: Vault, debounce: float = 0.2, on_batch: Any = None, stop: t
                 status["batches"] += 1
                 changed = result.added + result.updated + result.removed
                 status["indexed"] += len(changed)
-                status["last_batch"] = {"at": now_iso(), "paths": sorted(changed)[:50], "full": full,
-                                        "seconds": round(seconds, 4)}
+                status["last_batch"] = {
+                    "at": now_iso(),
+                    "paths": sorted(changed)[:50],
+                    "full": full,
+                    "seconds": round(seconds, 4),
+                }
                 if on_batch is not None:
                     on_batch(result)
                 last_beat = 0.0

@@ -36,11 +36,9 @@ def append_record(paths: VaultPaths, session_id: str, record: dict[str, Any]) ->
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every complete record; a torn line (a crash mid-write) is skipped, never fatal."""
-    try:
-        handle = open(path, encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    if not path.is_file():
         return
-    with handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.endswith("\n") or not line.strip():
                 continue

@@ -68,7 +68,9 @@ def parse_text(raw: bytes | str) -> Parsed:
         data = handler.load(fm, Loader=loader)
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()
-        return Parsed({}, body, True, error=" ".join(x.strip() for x in first[:3]) or "invalid YAML")
+        return Parsed(
+            {}, body, True, error=" ".join(x.strip() for x in first[:3]) or "invalid YAML"
+        )
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -113,7 +115,9 @@ _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y"
 def _quote_if_needed(text: str) -> str:
     if _PLAIN_SAFE.match(text) and text.lower() not in _RESERVED and not text.endswith(" "):
         return text
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
     return f'"{escaped}"'
 
 
@@ -125,7 +129,9 @@ def render_key(key: str, value: Any, nl: str, block_indent: str | None = None) -
             return [f"{key}:{nl}"] + [f"{block_indent}- {item}{nl}" for item in items]
         return [f"{key}: [{', '.join(items)}]{nl}"]
     if isinstance(value, dict):
-        inner = ", ".join(f"{_quote_if_needed(str(k))}: {_render_scalar(v)}" for k, v in value.items())
+        inner = ", ".join(
+            f"{_quote_if_needed(str(k))}: {_render_scalar(v)}" for k, v in value.items()
+        )
         return [f"{key}: {{{inner}}}{nl}"]
     rendered = _render_scalar(value)
     return [f"{key}: {rendered}{nl}" if rendered else f"{key}:{nl}"]
@@ -142,7 +148,9 @@ def _key_spans(fm_lines: list[str]) -> dict[str, tuple[int, int]]:
     for n, (key, start) in enumerate(starts):
         end = starts[n + 1][1] if n + 1 < len(starts) else len(fm_lines)
         # trailing blank lines and column-0 comments belong to the file, not to the key
-        while end - 1 > start and (not fm_lines[end - 1].strip() or fm_lines[end - 1].startswith("#")):
+        while end - 1 > start and (
+            not fm_lines[end - 1].strip() or fm_lines[end - 1].startswith("#")
+        ):
             end -= 1
         spans[key] = (start, end)
     return spans
@@ -252,7 +260,7 @@ def strip_front_matter_block(raw: bytes) -> bytes:
 
 
 def replace_body(raw: bytes, new_body: str) -> bytes:
-    """Keep the front matter bytes exactly and put `new_body` after them (in the file's line ends)."""
+    """Keep the front matter bytes exactly; put `new_body` after them in the file's line ends."""
     text = raw.decode("utf-8")
     bom = BOM if text.startswith(BOM) else ""
     text = text[len(bom) :]

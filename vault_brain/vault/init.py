@@ -20,8 +20,9 @@ def template_root() -> Path:
     source = Path(__file__).resolve().parents[2] / "vault-template"
     if source.is_dir():
         return source
-    raise VaultBrainError("the vault template is missing from this installation",
-                          hint="reinstall vault-brain")
+    raise VaultBrainError(
+        "the vault template is missing from this installation", hint="reinstall vault-brain"
+    )
 
 
 @dataclass
@@ -35,15 +36,25 @@ class InitResult:
 def init_vault(target: Path, adopt: bool = False) -> InitResult:
     target = target.expanduser().resolve()
     if target.exists() and not target.is_dir():
-        raise VaultBrainError(f"{target} is a file, not a folder", hint="give a folder for the vault")
-    existing = [p for p in target.iterdir() if p.name not in (".git", ".DS_Store")] if target.is_dir() else []
+        raise VaultBrainError(
+            f"{target} is a file, not a folder", hint="give a folder for the vault"
+        )
+    existing = (
+        [p for p in target.iterdir() if p.name not in (".git", ".DS_Store")]
+        if target.is_dir()
+        else []
+    )
     if (target / MARKER).exists() and not adopt:
-        raise VaultBrainError(f"{target} is already a vault (it has {MARKER})",
-                              hint="use it as it is, or `vb init --adopt` to add what is missing")
+        raise VaultBrainError(
+            f"{target} is already a vault (it has {MARKER})",
+            hint="use it as it is, or `vb init --adopt` to add what is missing",
+        )
     if existing and not adopt:
-        raise VaultBrainError(f"{target} is not empty",
-                              hint="use `vb init --adopt` to add vb's files to an existing vault "
-                                   "without changing any file in it")
+        raise VaultBrainError(
+            f"{target} is not empty",
+            hint="use `vb init --adopt` to add vb's files to an existing vault "
+            "without changing any file in it",
+        )
     result = InitResult(target)
     source = template_root()
     for dirpath, _dirnames, filenames in os.walk(source):
@@ -55,7 +66,9 @@ def init_vault(target: Path, adopt: bool = False) -> InitResult:
         for name in sorted(filenames):
             rel = (rel_folder / name).as_posix()
             dest = target / rel
-            if name == ".gitkeep" and any(p for p in (target / rel_folder).iterdir() if p.name != ".gitkeep"):
+            if name == ".gitkeep" and any(
+                p for p in (target / rel_folder).iterdir() if p.name != ".gitkeep"
+            ):
                 continue
             if dest.exists():
                 result.kept.append(rel)
@@ -64,15 +77,16 @@ def init_vault(target: Path, adopt: bool = False) -> InitResult:
             result.created.append(rel)
     # .vb/ ignores itself, so git never sees the cache even when --adopt kept the user's .gitignore
     atomic_write(target / ".vb" / ".gitignore", "*\n")
-    result.git = _git_init(target, commit=not existing)
+    result.git = _git_init(target, commit=not existing, adopt=adopt)
     return result
 
 
-def _git_init(target: Path, commit: bool) -> str:
+def _git_init(target: Path, commit: bool, adopt: bool) -> str:
+    """A new vault is its own repository; an adopted vault keeps the repository it is in."""
     import git
 
     try:
-        git.Repo(target, search_parent_directories=True)
+        git.Repo(target, search_parent_directories=adopt)
         return "existing"
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         pass
@@ -84,6 +98,8 @@ def _git_init(target: Path, commit: bool) -> str:
             repo.index.commit("vb init: new vault from template", author=actor, committer=actor)
             return "initialised"
     except git.GitCommandError as exc:
-        raise VaultBrainError(f"git failed while creating the vault: {exc.stderr.strip()}",
-                              hint="check that git is installed and the folder is writable") from None
+        raise VaultBrainError(
+            f"git failed while creating the vault: {exc.stderr.strip()}",
+            hint="check that git is installed and the folder is writable",
+        ) from None
     return "initialised (no commit)"

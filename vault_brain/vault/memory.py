@@ -13,9 +13,27 @@ from typing import Any
 
 from vault_brain.core import Vault
 from vault_brain.errors import NotFoundError, VaultBrainError
-from vault_brain.vault.frontmatter import edit_front_matter, parse_text, replace_body, strip_front_matter_block
-from vault_brain.vault.notes import ARCHIVE, Note, load_note, normalize_tag, original_relpath, slugify
-from vault_brain.vault.store import atomic_write, move_file, note_path, now_iso, safe_relpath, vault_lock
+from vault_brain.vault.frontmatter import (
+    edit_front_matter,
+    parse_text,
+    replace_body,
+    strip_front_matter_block,
+)
+from vault_brain.vault.notes import (
+    ARCHIVE,
+    Note,
+    load_note,
+    normalize_tag,
+    original_relpath,
+    slugify,
+)
+from vault_brain.vault.store import (
+    atomic_write,
+    note_path,
+    now_iso,
+    safe_relpath,
+    vault_lock,
+)
 
 ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_front_matter")
 
@@ -40,11 +58,15 @@ def resolve(vault: Vault, ref: str, include_archive: bool = True) -> str:
     vault.reconcile()
     stored = vault.index.stored_by_id(ref, include_archive=include_archive)
     if stored is None:
-        raise NotFoundError(f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`")
+        raise NotFoundError(
+            f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
+        )
     return str(stored["path"])
 
 
-def _unique_target(vault: Vault, folder: str, base_slug: str, type_: str, category: str) -> tuple[str, str]:
+def _unique_target(
+    vault: Vault, folder: str, base_slug: str, type_: str, category: str
+) -> tuple[str, str]:
     n = 1
     while True:
         slug = base_slug if n == 1 else f"{base_slug}-{n}"
@@ -56,17 +78,28 @@ def _unique_target(vault: Vault, folder: str, base_slug: str, type_: str, catego
         n += 1
 
 
-def add(vault: Vault, type_: str, name: str, content: str, category: str | None = None,
-        tags: list[str] | None = None, pinned: bool = False) -> Note:
+def add(
+    vault: Vault,
+    type_: str,
+    name: str,
+    content: str,
+    category: str | None = None,
+    tags: list[str] | None = None,
+    pinned: bool = False,
+) -> Note:
     type_ = type_.strip().lower()
     if type_ not in ("entity", "episode"):
         raise VaultBrainError(f"unknown type {type_!r}", hint="use --type entity or --type episode")
     if not name.strip():
         raise VaultBrainError("a memory needs a name", hint="pass --name 'Short title'")
     if not content.strip():
-        raise VaultBrainError("a memory needs content", hint="pass the content as an argument or on stdin")
+        raise VaultBrainError(
+            "a memory needs content", hint="pass the content as an argument or on stdin"
+        )
     if type_ == "entity" and not category:
-        raise VaultBrainError("an entity needs a category", hint="pass --category people|projects|preferences")
+        raise VaultBrainError(
+            "an entity needs a category", hint="pass --category people|projects|preferences"
+        )
     cat = slugify(category or "general")
     now = now_iso()
     folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now[:7]}"
@@ -88,7 +121,9 @@ def add(vault: Vault, type_: str, name: str, content: str, category: str | None 
         raw = edit_front_matter(b"", meta) + body.encode("utf-8")
         full = vault.paths.root / rel
         if full.exists():  # lost a race with a hand-made file of the same name
-            raise VaultBrainError(f"{rel} appeared while adding; nothing written", hint="run the command again")
+            raise VaultBrainError(
+                f"{rel} appeared while adding; nothing written", hint="run the command again"
+            )
         atomic_write(full, raw)
         vault.index.refresh([rel])
     return load_note(vault.paths.root, rel)
@@ -98,8 +133,14 @@ def show(vault: Vault, ref: str) -> Note:
     return load_note(vault.paths.root, resolve(vault, ref))
 
 
-def update(vault: Vault, ref: str, content: str | None = None, tags: list[str] | None = None,
-           pinned: bool | None = None, append: bool = False) -> Note:
+def update(
+    vault: Vault,
+    ref: str,
+    content: str | None = None,
+    tags: list[str] | None = None,
+    pinned: bool | None = None,
+    append: bool = False,
+) -> Note:
     if content is None and tags is None and pinned is None:
         raise VaultBrainError("nothing to update", hint="pass --content, --tag or --pin/--unpin")
     rel = resolve(vault, ref)
@@ -114,14 +155,20 @@ def update(vault: Vault, ref: str, content: str | None = None, tags: list[str] |
         new = edit_front_matter(raw, changes, where=rel)
         if content is not None:
             body = parse_text(raw).body
-            text = body.rstrip("\n") + "\n\n" + content.strip() + "\n" if append else content.strip() + "\n"
+            text = (
+                body.rstrip("\n") + "\n\n" + content.strip() + "\n"
+                if append
+                else content.strip() + "\n"
+            )
             new = replace_body(new, text)
         atomic_write(full, new)
         vault.index.refresh([rel])
     return load_note(vault.paths.root, rel)
 
 
-def archive(vault: Vault, ref: str, reason: str, extra: dict[str, Any] | None = None) -> tuple[Note, str]:
+def archive(
+    vault: Vault, ref: str, reason: str, extra: dict[str, Any] | None = None
+) -> tuple[Note, str]:
     """Move a note to archive/ (same relative path) with the reason and date in front matter."""
     rel = resolve(vault, ref)
     if PurePosixPath(rel).parts[0] == ARCHIVE:
@@ -136,7 +183,11 @@ def archive(vault: Vault, ref: str, reason: str, extra: dict[str, Any] | None = 
             p = PurePosixPath(rel)
             dest_rel = f"{ARCHIVE}/{p.with_name(f'{p.stem}-{n}{p.suffix}').as_posix()}"
             n += 1
-        changes: dict[str, Any] = {"archived": now_iso(), "archive_reason": reason, "archived_from": rel}
+        changes: dict[str, Any] = {
+            "archived": now_iso(),
+            "archive_reason": reason,
+            "archived_from": rel,
+        }
         changes.update(extra or {})
         if not had_fm:
             changes["archive_added_front_matter"] = True
@@ -153,7 +204,9 @@ def restore(vault: Vault, ref: str) -> tuple[Note, str]:
     """Bring an archived note back to where it was, byte for byte as it was archived."""
     rel = resolve(vault, ref)
     if PurePosixPath(rel).parts[0] != ARCHIVE:
-        raise VaultBrainError(f"{rel} is not archived", hint="only notes under archive/ can be restored")
+        raise VaultBrainError(
+            f"{rel} is not archived", hint="only notes under archive/ can be restored"
+        )
     with vault_lock(vault.paths):
         src = note_path(vault.paths, rel)
         raw = src.read_bytes()
@@ -165,7 +218,8 @@ def restore(vault: Vault, ref: str) -> tuple[Note, str]:
         dest = vault.paths.root / PurePosixPath(target)
         if dest.exists():
             raise VaultBrainError(
-                f"cannot restore {rel}: {target} exists", hint="rename or archive the note at that path first"
+                f"cannot restore {rel}: {target} exists",
+                hint="rename or archive the note at that path first",
             )
         extra = [k for k in meta if k == "merged_into"]
         new = edit_front_matter(raw, remove=[*ARCHIVE_KEYS, *extra], where=rel)
@@ -179,13 +233,21 @@ def restore(vault: Vault, ref: str) -> tuple[Note, str]:
 
 def _write_new(dest: Any, data: bytes) -> None:
     if dest.exists():
-        raise VaultBrainError(f"{dest} already exists; refusing to overwrite it", hint="move it away first")
+        raise VaultBrainError(
+            f"{dest} already exists; refusing to overwrite it", hint="move it away first"
+        )
     atomic_write(dest, data)
 
 
-def list_notes(vault: Vault, type_: str | None = None, category: str | None = None, tag: str | None = None,
-               include_archive: bool = False, archived_only: bool = False,
-               problems_only: bool = False) -> list[dict[str, Any]]:
+def list_notes(
+    vault: Vault,
+    type_: str | None = None,
+    category: str | None = None,
+    tag: str | None = None,
+    include_archive: bool = False,
+    archived_only: bool = False,
+    problems_only: bool = False,
+) -> list[dict[str, Any]]:
     from whoosh.query import And, Every, Term
 
     vault.reconcile()
@@ -206,20 +268,22 @@ def list_notes(vault: Vault, type_: str | None = None, category: str | None = No
     rows = []
     for fields in vault.index.iter_stored(query):
         data = json.loads(fields.get("data") or "{}")
-        rows.append({
-            "id": fields["id"],
-            "path": fields["path"],
-            "title": fields.get("title", ""),
-            "type": fields.get("type", ""),
-            "category": fields.get("category", ""),
-            "tags": data.get("tags", []),
-            "pinned": bool(data.get("pinned")),
-            "credit": data.get("credit"),
-            "access_count": data.get("access_count", 0),
-            "updated": data.get("updated"),
-            "archived": bool(fields.get("archived")),
-            "problem": data.get("problem"),
-        })
+        rows.append(
+            {
+                "id": fields["id"],
+                "path": fields["path"],
+                "title": fields.get("title", ""),
+                "type": fields.get("type", ""),
+                "category": fields.get("category", ""),
+                "tags": data.get("tags", []),
+                "pinned": bool(data.get("pinned")),
+                "credit": data.get("credit"),
+                "access_count": data.get("access_count", 0),
+                "updated": data.get("updated"),
+                "archived": bool(fields.get("archived")),
+                "problem": data.get("problem"),
+            }
+        )
     rows.sort(key=lambda r: r["path"])
     return rows
 

@@ -84,7 +84,11 @@ def _as_str(value: Any) -> str | None:
 def original_relpath(rel: str) -> str:
     """Where a note lives (or lived, if archived) outside archive/."""
     parts = PurePosixPath(rel).parts
-    return PurePosixPath(*parts[1:]).as_posix() if parts and parts[0] == ARCHIVE and len(parts) > 1 else rel
+    return (
+        PurePosixPath(*parts[1:]).as_posix()
+        if parts and parts[0] == ARCHIVE and len(parts) > 1
+        else rel
+    )
 
 
 def derive_location(rel: str) -> tuple[str, str]:

@@ -40,7 +40,9 @@ def io_error(exc: OSError, path: Any) -> VaultBrainError:
             f"cannot write {path}: {exc.strerror}",
             hint="check the folder's permissions or whether the disk is read-only",
         )
-    return VaultBrainError(f"cannot write {path}: {exc.strerror or exc}", hint="check the disk and the path")
+    return VaultBrainError(
+        f"cannot write {path}: {exc.strerror or exc}", hint="check the disk and the path"
+    )
 
 
 def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
@@ -96,7 +98,9 @@ def file_lock(lock_path: Path, what: str, timeout: float | None = None) -> Itera
     import filelock
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(lock_path), timeout=_lock_timeout() if timeout is None else timeout)
+    lock = filelock.FileLock(
+        str(lock_path), timeout=_lock_timeout() if timeout is None else timeout
+    )
     try:
         lock.acquire()
     except filelock.Timeout:
@@ -111,7 +115,9 @@ def file_lock(lock_path: Path, what: str, timeout: float | None = None) -> Itera
         lock.release()
 
 
-def vault_lock(paths: VaultPaths, timeout: float | None = None) -> contextlib.AbstractContextManager[None]:
+def vault_lock(
+    paths: VaultPaths, timeout: float | None = None
+) -> contextlib.AbstractContextManager[None]:
     """Serialise every writer of notes, logs and transcripts across processes."""
     return file_lock(paths.vault_lock, "vault", timeout)
 
@@ -156,7 +162,9 @@ def move_file(src: Path, dst: Path) -> None:
         os.link(src, dst)  # fails if dst exists: no clobbering
         os.unlink(src)
     except FileExistsError:
-        raise VaultBrainError(f"{dst} already exists; refusing to overwrite it", hint="move it away first") from None
+        raise VaultBrainError(
+            f"{dst} already exists; refusing to overwrite it", hint="move it away first"
+        ) from None
     except OSError as exc:
         if exc.errno in (errno.EXDEV, errno.EPERM, errno.ENOTSUP):
             if dst.exists():

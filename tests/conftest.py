@@ -1,0 +1,89 @@
+"""Shared fixtures: real vaults in tmp_path, the real CLI in-process and as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from vault_brain.cli import OPTIONS, app
+from vault_brain.errors import VaultBrainError
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+KEPANO = SHARED / "bench" / "kepano-vault"
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_vb(
+    *args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Result:
+    """Run `vb` as a real subprocess (what users and agents do)."""
+    full_env = {**os.environ, **(env or {})}
+    if env is None or "VB_VAULT" not in env:
+        full_env.pop("VB_VAULT", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "vault_brain", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=120,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Run `vb` in-process through the same entry point (fast); returns a Result."""
+    monkeypatch.delenv("VB_VAULT", raising=False)
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        runner = CliRunner()
+        res = runner.invoke(app, list(args), input=input, catch_exceptions=True)
+        OPTIONS.vault, OPTIONS.debug = None, False
+        if isinstance(res.exception, VaultBrainError):
+            exc = res.exception
+            err = f"vb: error: {exc.message}\n" + (f"vb: hint: {exc.hint}\n" if exc.hint else "")
+            return Result(exc.exit_code, res.stdout, err)
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            raise res.exception
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    yield invoke
+
+
+@pytest.fixture
+def vault(tmp_path: Path, cli: Any) -> Path:
+    """A fresh vault made by `vb init`."""
+    root = tmp_path / "vault"
+    res = cli("init", str(root))
+    assert res.exit_code == 0, res.stderr
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file's bytes, except vb's machine-local cache and git internals."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).parts[0] not in (".vb", ".git")
+    }
