@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -112,8 +113,12 @@ class Index:
         if self._ix is not None and not create:
             return self._ix
         folder = self.paths.index_dir
-        if create or not windex.exists_in(str(folder)):
-            folder.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.close()
+            self._ix = None
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True)
             self._ix = windex.create_in(str(folder), build_schema())
         else:
             try:
@@ -121,6 +126,16 @@ class Index:
             except Exception as exc:  # a damaged cache is rebuilt, never fatal
                 raise _CorruptIndex(str(exc)) from exc
         return self._ix
+
+    def _usable(self) -> bool:
+        """True if the index opens and can be searched; a missing or damaged one is rebuilt."""
+        try:
+            self._open()
+            self.searcher()
+        except Exception:
+            self._ix = self._searcher = None
+            return False
+        return True
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return file_lock(self.paths.index_lock, "search index")
@@ -174,9 +189,7 @@ class Index:
         """Bring the index in line with the files on disk."""
         disk = scan(self.paths)
         manifest = self._load_manifest()
-        from whoosh import index as windex
-
-        if manifest is None or not windex.exists_in(str(self.paths.index_dir)):
+        if manifest is None or not self._usable():
             return self.rebuild(progress, disk=disk)
         result = _diff(disk, manifest)
         if not result.changed:

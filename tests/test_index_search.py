@@ -1,0 +1,189 @@
+"""The index is a cache of the files: reconcile, JSON contracts, batch mode, session recording."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import run_vb
+
+NOTE = """---
+title: {title}
+tags: [{tags}]
+---
+{body}
+"""
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def ids(res: Any) -> list[str]:
+    return [r["id"] for r in res.json()["results"]]
+
+
+def test_search_json_contract(vault: Path, cli: Any) -> None:
+    write(
+        vault,
+        "entities/projects/zephyr.md",
+        NOTE.format(title="Zephyr", tags="wind", body="Zephyr ships."),
+    )
+    res = cli("--vault", str(vault), "search", "zephyr", "--json")
+    assert res.exit_code == 0, res.stderr
+    doc = res.json()
+    assert doc["version"] == 1 and doc["query"] == "zephyr"
+    (hit,) = doc["results"]
+    assert set(hit) == {"id", "path", "title", "type", "category", "score", "snippet"}
+    assert hit == {
+        **hit,
+        "id": "entity-projects-zephyr",
+        "path": "entities/projects/zephyr.md",
+        "title": "Zephyr",
+        "type": "entity",
+        "category": "projects",
+    }
+    assert isinstance(hit["score"], float) and hit["score"] > 0
+    assert "Zephyr ships." in hit["snippet"]
+
+
+def test_hand_edits_are_seen_without_a_watcher(vault: Path, cli: Any) -> None:
+    """Every reader reconciles first: create, edit, rename and delete behind vb's back."""
+    path = write(
+        vault, "entities/people/bo.md", NOTE.format(title="Bo", tags="", body="likes kayaks")
+    )
+    assert ids(cli("--vault", str(vault), "search", "kayaks", "--json")) == ["entity-people-bo"]
+
+    path.write_text(NOTE.format(title="Bo", tags="", body="likes canoes now"), encoding="utf-8")
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 1_000_000))
+    assert ids(cli("--vault", str(vault), "search", "kayaks", "--json")) == []
+    assert ids(cli("--vault", str(vault), "search", "canoes", "--json")) == ["entity-people-bo"]
+
+    path.rename(vault / "entities/people/bo-renamed.md")
+    assert ids(cli("--vault", str(vault), "search", "canoes", "--json")) == [
+        "entity-people-bo-renamed"
+    ]
+
+    (vault / "entities/people/bo-renamed.md").unlink()
+    assert ids(cli("--vault", str(vault), "search", "canoes", "--json")) == []
+
+
+def test_filters_and_archive_exclusion(vault: Path, cli: Any) -> None:
+    write(
+        vault, "entities/people/cy.md", NOTE.format(title="Cy", tags="team/core", body="orbit plan")
+    )
+    write(
+        vault,
+        "episodes/2026-01/orbit.md",
+        NOTE.format(title="Orbit", tags="misc", body="orbit plan"),
+    )
+    write(
+        vault,
+        "archive/entities/projects/old.md",
+        NOTE.format(title="Old", tags="", body="orbit plan"),
+    )
+    base = ("--vault", str(vault), "search", "orbit", "--json")
+    assert sorted(ids(cli(*base))) == ["entity-people-cy", "episode-general-orbit"]
+    assert ids(cli(*base, "--type", "episode")) == ["episode-general-orbit"]
+    assert ids(cli(*base, "--category", "people")) == ["entity-people-cy"]
+    assert ids(cli(*base, "--tag", "team")) == ["entity-people-cy"]
+    assert ids(cli(*base, "--tag", "team/core")) == ["entity-people-cy"]
+    assert "entity-projects-old" in ids(cli(*base, "--include-archive"))
+
+
+def test_credit_and_recency_reorder_equal_bm25_hits(vault: Path, cli: Any) -> None:
+    body = "The quarterly budget review."
+    write(vault, "entities/projects/low.md", f"---\ncredit: 0.05\n---\n{body}\n")
+    write(vault, "entities/projects/high.md", f"---\ncredit: 0.95\n---\n{body}\n")
+    write(vault, "entities/projects/plain.md", f"{body}\n")
+    order = ids(cli("--vault", str(vault), "search", "budget review", "--json"))
+    assert order == ["entity-projects-high", "entity-projects-plain", "entity-projects-low"]
+
+
+def test_batch_queries_one_line_per_query(vault: Path, cli: Any, tmp_path: Path) -> None:
+    write(vault, "entities/people/di.md", NOTE.format(title="Di", tags="", body="violin teacher"))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "violin"}\n\n{"id": 7, "query": "nothing matches"}\n')
+    res = cli("--vault", str(vault), "search", "--queries", str(queries), "-k", "3")
+    assert res.exit_code == 0, res.stderr
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x["id"] for x in lines] == ["a", 7]
+    assert [r["id"] for r in lines[0]["results"]] == ["entity-people-di"]
+    assert lines[1]["results"] == []
+
+
+def test_session_search_records_retrieval_plain_search_does_not(vault: Path, cli: Any) -> None:
+    write(vault, "entities/people/ed.md", NOTE.format(title="Ed", tags="", body="plays chess"))
+    cli("--vault", str(vault), "search", "chess")
+    assert not any((vault / "sessions").glob("*.jsonl"))
+    res = cli("--vault", str(vault), "search", "chess", "--session", "s-1", "--json")
+    assert res.exit_code == 0
+    records = [json.loads(x) for x in (vault / "sessions/s-1.jsonl").read_text().splitlines()]
+    assert records[-1]["type"] == "retrieval"
+    assert records[-1]["ids"] == ["entity-people-ed"] and records[-1]["query"] == "chess"
+
+
+def test_rebuild_equals_incremental(vault: Path, cli: Any) -> None:
+    for i in range(30):
+        write(
+            vault,
+            f"entities/projects/p{i}.md",
+            NOTE.format(title=f"P{i}", tags="x", body=f"alpha {i}"),
+        )
+    incremental = cli("--vault", str(vault), "search", "alpha", "-k", "50", "--json").json()[
+        "results"
+    ]
+    rebuilt = cli("--vault", str(vault), "index", "--rebuild", "--json").json()
+    assert rebuilt["rebuilt"] and rebuilt["total"] == 30
+    again = cli("--vault", str(vault), "search", "alpha", "-k", "50", "--json").json()["results"]
+    assert sorted(r["id"] for r in incremental) == sorted(r["id"] for r in again)
+
+
+def test_damaged_index_is_rebuilt_not_fatal(vault: Path, cli: Any) -> None:
+    write(vault, "entities/people/fa.md", NOTE.format(title="Fa", tags="", body="sailing"))
+    assert ids(cli("--vault", str(vault), "search", "sailing", "--json")) == ["entity-people-fa"]
+    for seg in (vault / ".vb/index").iterdir():
+        seg.write_bytes(b"garbage")
+    res = run_vb("--vault", str(vault), "search", "sailing", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert ids(res) == ["entity-people-fa"]
+
+
+def test_concurrent_writers_lose_nothing(vault: Path) -> None:
+    """Several processes adding at once: every note lands, ids stay unique, index is complete."""
+    import subprocess
+    import sys
+
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "vault_brain",
+                "--vault",
+                str(vault),
+                "add",
+                "--name",
+                "Same Name",
+                "-c",
+                "projects",
+                f"content number {i} zebra",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    files = sorted(p.name for p in (vault / "entities/projects").glob("*.md"))
+    assert files == ["same-name-2.md", "same-name-3.md", "same-name-4.md", "same-name.md"]
+    res = run_vb("--vault", str(vault), "search", "zebra", "--json")
+    assert len(res.json()["results"]) == 4
