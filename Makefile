@@ -31,7 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_retrieval.py
 
 docs: $(STAMP)
-	$(BIN)/python scripts/gen_cli_docs.py > docs/cli.md
+	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py > docs/cli.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
