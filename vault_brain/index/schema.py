@@ -10,7 +10,8 @@ if TYPE_CHECKING:
 
     from vault_brain.vault.notes import Note
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 TEXT_FIELDS = {"title": 2.0, "aliases": 1.5, "tagtext": 1.2, "body": 1.0}
 
@@ -33,10 +34,12 @@ def build_schema() -> Schema:
         tags=KEYWORD(stored=True, commas=True, lowercase=True),
         archived=BOOLEAN(stored=True),
         problem=BOOLEAN(),
-        title=TEXT(analyzer=ana, stored=True, field_boost=TEXT_FIELDS["title"]),
-        aliases=TEXT(analyzer=ana, field_boost=TEXT_FIELDS["aliases"]),
-        tagtext=TEXT(analyzer=ana, field_boost=TEXT_FIELDS["tagtext"]),
-        body=TEXT(analyzer=ana, stored=True),
+        # phrase=False: term frequencies only (no positions), several times cheaper to index
+        title=TEXT(analyzer=ana, stored=True, phrase=False, field_boost=TEXT_FIELDS["title"]),
+        aliases=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
+        tagtext=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
+        body=TEXT(analyzer=ana, phrase=False),
+        summary=STORED(),
         data=STORED(),
     )
 
@@ -51,6 +54,12 @@ def tag_terms(tags: list[str]) -> list[str]:
             if term and term not in out:
                 out.append(term)
     return out
+
+
+def summary(body: str, limit: int = SUMMARY_CHARS) -> str:
+    """The start of the body, whitespace collapsed, for listings and MEMORY.md."""
+    text = " ".join(body[: limit * 2].split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def document(note: Note) -> dict[str, Any]:
@@ -77,5 +86,6 @@ def document(note: Note) -> dict[str, Any]:
         "aliases": " ".join(note.aliases),
         "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
         "body": note.body,
+        "summary": summary(note.body),
         "data": json.dumps(data, ensure_ascii=False, default=str),
     }
