@@ -119,8 +119,10 @@ class Searcher:
         results = searcher.search(self._query(terms), limit=limit, filter=self._filter(filters))
         now = now or dt.datetime.now().astimezone()
         hits: list[Hit] = []
+        summaries: dict[str, str] = {}
         for res in results:
             fields = res.fields()
+            summaries[fields["path"]] = fields.get("summary", "")
             data = json.loads(fields.get("data") or "{}")
             score, eff = blend(float(res.score), data, self.policy, now)
             hits.append(
@@ -138,14 +140,18 @@ class Searcher:
             )
         hits.sort(key=lambda h: (-h.score, h.path))
         top = hits[:k]
-        if top:
-            bodies = {
-                h.path: searcher.stored_fields(searcher.document_number(path=h.path)) for h in top
-            }
-            stems = set(terms)
-            for hit in top:
-                hit.snippet = self.snippet(bodies[hit.path].get("body", ""), stems)
+        stems = set(terms)
+        for hit in top:
+            hit.snippet = self.snippet(self._body(hit.path, summaries.get(hit.path, "")), stems)
         return top
+
+    def _body(self, rel: str, fallback: str) -> str:
+        from vault_brain.vault.frontmatter import body_text
+
+        try:
+            return body_text((self.index.paths.root / rel).read_bytes())
+        except OSError:
+            return fallback
 
     def snippet(self, body: str, stems: set[str]) -> str:
         """The ~200 characters around the first word of the body that matches the query."""

@@ -79,6 +79,13 @@ def parse_text(raw: bytes | str) -> Parsed:
     return Parsed(meta, body, True, raw_meta_keys=list(meta))
 
 
+def body_text(raw: bytes) -> str:
+    """Just the body of a note (no YAML parsing): for snippets of search hits."""
+    text = decode(raw)
+    match = re.match(r"-{3,}[ \t]*\n.*?^-{3,}[ \t]*$\n?", text, re.MULTILINE | re.DOTALL)
+    return text[match.end() :] if match else text
+
+
 # ---------------------------------------------------------------------------
 # Line-level editing
 
