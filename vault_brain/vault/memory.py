@@ -6,13 +6,13 @@ vault lock, and the index is refreshed for exactly the paths that changed.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.core import Vault
 from vault_brain.errors import NotFoundError, VaultBrainError
+from vault_brain.paths import VaultPaths
 from vault_brain.vault.frontmatter import (
     edit_front_matter,
     parse_text,
@@ -27,13 +27,7 @@ from vault_brain.vault.notes import (
     original_relpath,
     slugify,
 )
-from vault_brain.vault.store import (
-    atomic_write,
-    note_path,
-    now_iso,
-    safe_relpath,
-    vault_lock,
-)
+from vault_brain.vault.store import Transaction, note_path, now_iso, safe_relpath, transaction
 
 ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_front_matter")
 
@@ -104,7 +98,7 @@ def add(
     now = now_iso()
     folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now[:7]}"
     vault.reconcile()
-    with vault_lock(vault.paths):
+    with transaction(vault.paths) as tx:
         rel, note_id = _unique_target(vault, folder, slugify(name), type_, cat)
         meta: dict[str, Any] = {
             "id": note_id,
@@ -114,6 +108,7 @@ def add(
             "tags": _clean_tags(tags),
             "created": now,
             "updated": now,
+            "credit": vault.policy["initial_score"],
         }
         if pinned:
             meta["pinned"] = True
@@ -124,7 +119,7 @@ def add(
             raise VaultBrainError(
                 f"{rel} appeared while adding; nothing written", hint="run the command again"
             )
-        atomic_write(full, raw)
+        tx.create(full, raw)
         vault.index.refresh([rel])
     return load_note(vault.paths.root, rel)
 
@@ -144,7 +139,7 @@ def update(
     if content is None and tags is None and pinned is None:
         raise VaultBrainError("nothing to update", hint="pass --content, --tag or --pin/--unpin")
     rel = resolve(vault, ref)
-    with vault_lock(vault.paths):
+    with transaction(vault.paths) as tx:
         full = note_path(vault.paths, rel)
         raw = full.read_bytes()
         changes: dict[str, Any] = {"updated": now_iso()}
@@ -161,41 +156,63 @@ def update(
                 else content.strip() + "\n"
             )
             new = replace_body(new, text)
-        atomic_write(full, new)
+        tx.write(full, new)
         vault.index.refresh([rel])
     return load_note(vault.paths.root, rel)
 
 
-def archive(
-    vault: Vault, ref: str, reason: str, extra: dict[str, Any] | None = None
-) -> tuple[Note, str]:
+def archive_into(
+    tx: Transaction, paths: VaultPaths, rel: str, reason: str, extra: dict[str, Any] | None = None
+) -> str:
+    """Within a transaction: move `rel` to archive/ with reason and date; returns the new path."""
+    src = note_path(paths, rel)
+    raw = src.read_bytes()
+    dest_rel = f"{ARCHIVE}/{rel}"
+    n = 2
+    while (paths.root / dest_rel).exists():
+        p = PurePosixPath(rel)
+        dest_rel = f"{ARCHIVE}/{p.with_name(f'{p.stem}-{n}{p.suffix}').as_posix()}"
+        n += 1
+    changes: dict[str, Any] = {
+        "archived": now_iso(),
+        "archive_reason": reason,
+        "archived_from": rel,
+    }
+    changes.update(extra or {})
+    if not parse_text(raw).has_front_matter:
+        changes["archive_added_front_matter"] = True
+    tx.move(src, paths.root / PurePosixPath(dest_rel), edit_front_matter(raw, changes, where=rel))
+    return dest_rel
+
+
+def restore_from(tx: Transaction, paths: VaultPaths, rel: str) -> str:
+    """Within a transaction: move an archived note back, as it was before archiving."""
+    src = note_path(paths, rel)
+    raw = src.read_bytes()
+    meta = parse_text(raw).meta
+    target = safe_relpath(paths, str(meta.get("archived_from") or original_relpath(rel)))
+    if PurePosixPath(target).parts[0] == ARCHIVE:
+        target = original_relpath(target)
+    dest = paths.root / PurePosixPath(target)
+    if dest.exists():
+        raise VaultBrainError(
+            f"cannot restore {rel}: {target} exists",
+            hint="rename or archive the note at that path first",
+        )
+    new = edit_front_matter(raw, remove=[*ARCHIVE_KEYS, "merged_into"], where=rel)
+    if meta.get("archive_added_front_matter"):
+        new = strip_front_matter_block(new)
+    tx.move(src, dest, new)
+    return target
+
+
+def archive(vault: Vault, ref: str, reason: str) -> tuple[Note, str]:
     """Move a note to archive/ (same relative path) with the reason and date in front matter."""
     rel = resolve(vault, ref)
     if PurePosixPath(rel).parts[0] == ARCHIVE:
         raise VaultBrainError(f"{rel} is already archived", hint="`vb restore` brings it back")
-    with vault_lock(vault.paths):
-        src = note_path(vault.paths, rel)
-        raw = src.read_bytes()
-        had_fm = parse_text(raw).has_front_matter
-        dest_rel = f"{ARCHIVE}/{rel}"
-        n = 2
-        while (vault.paths.root / dest_rel).exists():
-            p = PurePosixPath(rel)
-            dest_rel = f"{ARCHIVE}/{p.with_name(f'{p.stem}-{n}{p.suffix}').as_posix()}"
-            n += 1
-        changes: dict[str, Any] = {
-            "archived": now_iso(),
-            "archive_reason": reason,
-            "archived_from": rel,
-        }
-        changes.update(extra or {})
-        if not had_fm:
-            changes["archive_added_front_matter"] = True
-        new = edit_front_matter(raw, changes, where=rel)
-        dest = vault.paths.root / PurePosixPath(dest_rel)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _write_new(dest, new)
-        src.unlink()
+    with transaction(vault.paths) as tx:
+        dest_rel = archive_into(tx, vault.paths, rel, reason)
         vault.index.refresh([rel, dest_rel])
     return load_note(vault.paths.root, dest_rel), rel
 
@@ -207,36 +224,10 @@ def restore(vault: Vault, ref: str) -> tuple[Note, str]:
         raise VaultBrainError(
             f"{rel} is not archived", hint="only notes under archive/ can be restored"
         )
-    with vault_lock(vault.paths):
-        src = note_path(vault.paths, rel)
-        raw = src.read_bytes()
-        meta = parse_text(raw).meta
-        target = str(meta.get("archived_from") or original_relpath(rel))
-        target = safe_relpath(vault.paths, target)
-        if PurePosixPath(target).parts[0] == ARCHIVE:
-            target = original_relpath(target)
-        dest = vault.paths.root / PurePosixPath(target)
-        if dest.exists():
-            raise VaultBrainError(
-                f"cannot restore {rel}: {target} exists",
-                hint="rename or archive the note at that path first",
-            )
-        extra = [k for k in meta if k == "merged_into"]
-        new = edit_front_matter(raw, remove=[*ARCHIVE_KEYS, *extra], where=rel)
-        if meta.get("archive_added_front_matter"):
-            new = strip_front_matter_block(new)
-        _write_new(dest, new)
-        src.unlink()
+    with transaction(vault.paths) as tx:
+        target = restore_from(tx, vault.paths, rel)
         vault.index.refresh([rel, target])
     return load_note(vault.paths.root, target), rel
-
-
-def _write_new(dest: Any, data: bytes) -> None:
-    if dest.exists():
-        raise VaultBrainError(
-            f"{dest} already exists; refusing to overwrite it", hint="move it away first"
-        )
-    atomic_write(dest, data)
 
 
 def list_notes(
@@ -286,7 +277,3 @@ def list_notes(
         )
     rows.sort(key=lambda r: r["path"])
     return rows
-
-
-def today() -> dt.date:
-    return dt.date.today()

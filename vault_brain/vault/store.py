@@ -155,27 +155,68 @@ def note_path(paths: VaultPaths, rel: str) -> Path:
     return paths.root / PurePosixPath(safe_relpath(paths, rel))
 
 
-def move_file(src: Path, dst: Path) -> None:
-    """Move a note without overwriting anything at the destination."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)  # fails if dst exists: no clobbering
-        os.unlink(src)
-    except FileExistsError:
-        raise VaultBrainError(
-            f"{dst} already exists; refusing to overwrite it", hint="move it away first"
-        ) from None
-    except OSError as exc:
-        if exc.errno in (errno.EXDEV, errno.EPERM, errno.ENOTSUP):
-            if dst.exists():
-                raise VaultBrainError(f"{dst} already exists", hint="move it away first") from None
-            os.replace(src, dst)
-        else:
-            raise io_error(exc, dst) from exc
-
-
 def now_iso() -> str:
     """Local time, to the second, with its UTC offset."""
     import datetime as dt
 
     return dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
+
+
+class Transaction:
+    """File changes that can be undone: every write, create and move records how to reverse it.
+
+    Used under the vault lock for multi-step changes (archive, lifecycle plans, feedback on
+    several notes): if a step fails, `rollback()` puts every touched file back as it was.
+    """
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[Path, bytes | None]] = []
+        self.touched: list[Path] = []
+
+    def _remember(self, path: Path) -> None:
+        try:
+            original: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            original = None
+        self._undo.append((path, original))
+        self.touched.append(path)
+
+    def write(self, path: Path, data: bytes | str) -> None:
+        self._remember(path)
+        atomic_write(path, data)
+
+    def create(self, path: Path, data: bytes | str) -> None:
+        if path.exists():
+            raise VaultBrainError(
+                f"{path} already exists; refusing to overwrite it", hint="move it away first"
+            )
+        self.write(path, data)
+
+    def move(self, src: Path, dst: Path, data: bytes | None = None) -> None:
+        """Move `src` to a new file `dst`, optionally with new content; the destination is never
+        overwritten and the source is removed only after the destination is complete."""
+        content = src.read_bytes() if data is None else data
+        self.create(dst, content)
+        self._remember(src)
+        src.unlink()
+
+    def rollback(self) -> None:
+        for path, original in reversed(self._undo):
+            with contextlib.suppress(OSError, VaultBrainError):
+                if original is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    atomic_write(path, original)
+        self._undo.clear()
+
+
+@contextlib.contextmanager
+def transaction(paths: VaultPaths, timeout: float | None = None) -> Iterator[Transaction]:
+    """Hold the vault lock; roll every change back if the block raises."""
+    with vault_lock(paths, timeout):
+        tx = Transaction()
+        try:
+            yield tx
+        except BaseException:
+            tx.rollback()
+            raise
