@@ -99,7 +99,12 @@ def read_content(content: str | None) -> str:
 
 
 # Commands live in their own modules; importing them registers them on `app`.
-from vault_brain.commands import index_cmds, memory_cmds, vault_cmds  # noqa: E402,F401
+from vault_brain.commands import (  # noqa: E402,F401
+    credit_cmds,
+    index_cmds,
+    memory_cmds,
+    vault_cmds,
+)
 
 
 def main() -> None:

@@ -132,13 +132,9 @@ def search(
     assert query is not None
     hits = searcher.search(query, k, filters)
     if session is not None:
-        from vault_brain.sessions.transcript import append_record
+        from vault_brain.lifecycle.feedback import record_retrieval
 
-        append_record(
-            vault.paths,
-            session,
-            {"type": "retrieval", "source": "search", "query": query, "ids": [h.id for h in hits]},
-        )
+        record_retrieval(vault, session, query, hits, source="search")
     human = (
         table(
             ["score", "id", "title", "snippet"],
