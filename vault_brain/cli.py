@@ -102,6 +102,7 @@ def read_content(content: str | None) -> str:
 from vault_brain.commands import (  # noqa: E402,F401
     credit_cmds,
     index_cmds,
+    lifecycle_cmds,
     memory_cmds,
     vault_cmds,
 )
