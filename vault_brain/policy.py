@@ -80,6 +80,9 @@ SETTINGS: dict[str, Setting] = {
     "promotion_threshold": Setting(
         0.7, "float01", "credit above which episodes promote", "lifecycle"
     ),
+    "promotion_transfer": Setting(
+        0.5, "float01", "share of an episode's credit moved to the entities it feeds", "lifecycle"
+    ),
     "consolidation_interval": Setting(
         "24h", "duration", "how often consolidation is due", "lifecycle"
     ),

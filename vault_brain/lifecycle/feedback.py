@@ -216,6 +216,7 @@ def credit_rows(vault: Vault, now: dt.datetime | None = None) -> list[dict[str, 
                 "created": data.get("created"),
                 "updated": data.get("updated"),
                 "tags": data.get("tags", []),
+                "problem": data.get("problem"),
             }
         )
     return rows

@@ -154,7 +154,8 @@ _STOPWORDS = _wordset(
     only or other our ours out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where
     which while who whom why will with would you your yours yes yeah ok okay sure think maybe
-    still really get got going go want need one thing things something anything way"""
+    still really get got going go want need one thing things something anything way
+    today help work working doing"""
 )
 
 
@@ -176,7 +177,8 @@ _DECISION = re.compile(
 )
 _FACT_MARKER = re.compile(
     r"\b(?:is|are|was|were|prefers?|likes?|loves?|hates?|works (?:at|on|for|as)|lives in|"
-    r"uses|has|costs?|due|deadline|runs on|needs|requires|owns|leads|manages|born)\b|\d",
+    r"uses|has|costs?|due|deadline|runs on|needs|requires|owns|leads|manages|born|joined|"
+    r"moved to|started)\b|\d",
     re.IGNORECASE,
 )
 _SMALL_TALK = re.compile(
@@ -311,7 +313,7 @@ def summarize_offline(
                 kinds[sentence.order] = "question"
         elif _DECISION.search(sentence.text):
             kinds[sentence.order] = "decision"
-        elif _FACT_MARKER.search(sentence.text):
+        elif len(sentence.text.split()) >= 4 and _FACT_MARKER.search(sentence.text):
             kinds[sentence.order] = "fact"
     kept: set[int] = set()
     budget = max_words

@@ -75,21 +75,28 @@ def write_cache(path: Path, data: bytes | str) -> None:
         atomic_write(path, data, durable=False)
 
 
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; a torn earlier line is terminated first so records never merge."""
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+def append_jsonl(path: Path, record: dict[str, Any] | list[dict[str, Any]]) -> None:
+    """Append JSON lines in one write; a torn earlier line is terminated first so records
+    never merge. Several records given together land together or not at all."""
+    records = record if isinstance(record, list) else [record]
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":"), default=str) for r in records]
+    payload = ("\n".join(lines) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
     try:
         with open(path, "ab+") as handle:
             size = handle.seek(0, os.SEEK_END)
             if size:
                 handle.seek(size - 1)
                 if handle.read(1) != b"\n":
-                    handle.write(b"\n")
-            handle.write(line.encode("utf-8"))
+                    payload = b"\n" + payload
+            handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
     except OSError as exc:
+        if exc.errno == errno.ENOSPC and path.exists():
+            with contextlib.suppress(OSError):
+                os.truncate(path, size)
         raise io_error(exc, path) from exc
 
 

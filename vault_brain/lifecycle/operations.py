@@ -1,0 +1,371 @@
+"""The lifecycle operations as plans: consolidation, promotion, pruning (and what is due).
+
+Each `plan_*` reads the index's stored fields (bodies only for the few notes it merges or
+mines), decides, and returns a Plan; nothing is written until `apply_plan`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from vault_brain.core import Vault
+from vault_brain.credit import days_between, parse_time
+from vault_brain.lifecycle.feedback import credit_rows
+from vault_brain.lifecycle.plan import Action, Plan, last_runs, note_body
+from vault_brain.vault.frontmatter import edit_front_matter, parse_text
+from vault_brain.vault.notes import slugify
+from vault_brain.vault.store import now_iso
+
+
+def _now(now: dt.datetime | None) -> dt.datetime:
+    return now or dt.datetime.now().astimezone()
+
+
+def _unique_path(vault: Vault, folder: str, slug: str, taken: set[str]) -> tuple[str, str]:
+    n = 1
+    while True:
+        name = slug if n == 1 else f"{slug}-{n}"
+        rel = f"{folder}/{name}.md"
+        free = (
+            not (vault.paths.root / rel).exists() and not (vault.paths.archive_dir / rel).exists()
+        )
+        if rel not in taken and free:
+            taken.add(rel)
+            return rel, name
+        n += 1
+
+
+def _new_note(meta: dict[str, Any], body: str) -> str:
+    return edit_front_matter(b"", meta).decode("utf-8") + body.strip() + "\n"
+
+
+def _llm() -> Any:
+    from vault_brain.llm.adapter import LLM
+
+    return LLM.from_config()
+
+
+def _method(methods: Sequence[str]) -> str:
+    distinct = sorted(set(methods))
+    return ", ".join(distinct) if distinct else "offline"
+
+
+# --------------------------------------------------------------------------- consolidation
+
+
+def plan_consolidate(vault: Vault, now: dt.datetime | None = None, llm: Any = None) -> Plan:
+    """Same-day episodes with overlapping tags merge into one episode; credit summed (max 1)."""
+    from vault_brain.llm.tasks import merge_episodes
+
+    now = _now(now)
+    plan = Plan("consolidate")
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for row in credit_rows(vault, now):
+        if row["type"] != "episode" or row["pinned"] or row["problem"]:
+            continue
+        created = parse_time(row["created"])
+        if created is None or not row["tags"]:
+            continue
+        by_day.setdefault(created.date().isoformat(), []).append(row)
+    taken: set[str] = set()
+    methods: list[str] = []
+    for day, rows in sorted(by_day.items()):
+        for group in _tag_components(rows):
+            if len(group) < 2:
+                continue
+            group.sort(key=lambda r: (r["created"] or "", r["path"]))
+            episodes = [
+                {
+                    "id": r["id"],
+                    "title": r["title"],
+                    "body": note_body(vault, r["path"]),
+                    "tags": r["tags"],
+                    "created": r["created"],
+                }
+                for r in group
+            ]
+            merged = merge_episodes(episodes, llm)
+            methods.append(merged.method)
+            categories = {r["category"] for r in group}
+            category = categories.pop() if len(categories) == 1 else "general"
+            rel, slug = _unique_path(vault, f"episodes/{day[:7]}", slugify(merged.title), taken)
+            new_id = f"episode-{category}-{slug}"
+            tags = sorted({t for r in group for t in r["tags"]})
+            shared = sorted(set.intersection(*(set(r["tags"]) for r in group)) or set(tags))
+            credit = min(1.0, sum(r["credit"] for r in group))
+            meta = {
+                "id": new_id,
+                "type": "episode",
+                "category": category,
+                "title": merged.title,
+                "tags": tags,
+                "created": min(r["created"] for r in group),
+                "updated": now_iso(),
+                "credit": round(credit, 4),
+                "access_count": sum(r["access_count"] for r in group),
+                "merged_from": [r["id"] for r in group],
+            }
+            why = f"{len(group)} episodes of {day} sharing tags {', '.join(shared)}"
+            plan.actions.append(
+                Action("create", rel, why, content=_new_note(meta, merged.body), id=new_id)
+            )
+            for r in group:
+                plan.actions.append(
+                    Action(
+                        "archive",
+                        r["path"],
+                        f"merged into {new_id}",
+                        {"merged_into": new_id},
+                        id=r["id"],
+                    )
+                )
+    plan.method = _method(methods)
+    return plan
+
+
+def _tag_components(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Groups of episodes connected by at least one shared tag (union-find)."""
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        for tag in row["tags"]:
+            if tag in first_with:
+                parent[find(i)] = find(first_with[tag])
+            else:
+                first_with[tag] = i
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(find(i), []).append(row)
+    return list(groups.values())
+
+
+# --------------------------------------------------------------------------- promotion
+
+
+def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) -> Plan:
+    """Episodes above the promotion threshold feed their entity-like facts to entity notes."""
+    from vault_brain.llm.tasks import extract_facts
+
+    now = _now(now)
+    policy = vault.policy
+    plan = Plan("promote")
+    threshold = policy["promotion_threshold"]
+    transfer = policy["promotion_transfer"]
+    rows = {r["path"]: r for r in credit_rows(vault, now)}
+    by_id = {r["id"]: r for r in rows.values()}
+    targets: dict[str, dict[str, Any]] = {}  # entity path -> {lines, credit, id, title, category}
+    methods: list[str] = []
+    for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
+        if row["type"] != "episode" or row["effective"] <= threshold or row["problem"]:
+            continue
+        meta = parse_text((vault.paths.root / row["path"]).read_bytes()).meta
+        if meta.get("promoted"):
+            continue
+        body = note_body(vault, row["path"])
+        facts = extract_facts(body, row["id"], llm)
+        methods += [f.method for f in facts]
+        if not facts:
+            plan.notes.append(
+                f"{row['id']}: credit {row['effective']:.2f} but no entity-like facts"
+            )
+            continue
+        link = f"[[{PurePosixPath(row['path']).with_suffix('').as_posix()}|{row['title']}]]"
+        per_target: dict[str, list[str]] = {}
+        for fact in facts:
+            rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
+            per_target.setdefault(rel, []).append(f"- {fact.statement.strip()} (from {link})")
+        fresh_by_target: dict[str, list[str]] = {}
+        for rel, lines in per_target.items():
+            if rel not in targets:
+                found = _target(vault, rel, rows, by_id, policy["initial_score"])
+                if found is None:
+                    continue
+                targets[rel] = found
+            known = targets[rel]["known"]
+            fresh = list(dict.fromkeys(ln for ln in lines if _fact_text(ln) not in known))
+            if fresh:
+                fresh_by_target[rel] = fresh
+        accepted = sum(len(v) for v in fresh_by_target.values())
+        if not accepted:
+            plan.notes.append(f"{row['id']}: its facts are already in the entity notes")
+            continue
+        moved = row["credit"] * transfer  # shared by the targets in proportion to their facts
+        for rel, fresh in fresh_by_target.items():
+            target = targets[rel]
+            target["known"].update(_fact_text(ln) for ln in fresh)
+            target["lines"] += fresh
+            target["gain"] += moved * len(fresh) / accepted
+            target["sources"].append(row["id"])
+        plan.actions.append(
+            Action(
+                "set",
+                row["path"],
+                f"promoted {accepted} fact(s) at credit {row['effective']:.2f} > {threshold}",
+                {"credit": round(row["credit"] - moved, 4), "promoted": now_iso()},
+                id=row["id"],
+            )
+        )
+    for rel, target in targets.items():
+        if not target["lines"]:
+            continue
+        credit = round(min(1.0, target["base"] + target["gain"]), 4)
+        why = f"{len(target['lines'])} fact(s) from {', '.join(target['sources'])}"
+        text = "\n".join(target["lines"])
+        if target["exists"]:
+            keys = {"credit": credit, "updated": now_iso()}
+            plan.actions.append(Action("append", rel, why, keys, text, target["id"]))
+        else:
+            meta = {
+                "id": target["id"],
+                "type": "entity",
+                "category": target["category"],
+                "title": target["title"],
+                "tags": [],
+                "created": now_iso(),
+                "updated": now_iso(),
+                "credit": credit,
+            }
+            content = _new_note(meta, text)
+            plan.actions.append(Action("create", rel, why, content=content, id=target["id"]))
+    plan.method = _method(methods)
+    return plan
+
+
+def _fact_text(line: str) -> str:
+    """A fact line without its provenance link, for de-duplication."""
+    return line.strip().removeprefix("- ").split(" (from [[", 1)[0].strip().lower()
+
+
+def _target(
+    vault: Vault,
+    rel: str,
+    rows: dict[str, dict[str, Any]],
+    by_id: dict[str, dict[str, Any]],
+    initial: float,
+) -> dict[str, Any] | None:
+    """The entity note a fact goes to: existing (append) or new (create); None to skip."""
+    category, slug = PurePosixPath(rel).parts[1], PurePosixPath(rel).stem
+    full = vault.paths.root / rel
+    base = {"lines": [], "gain": 0.0, "sources": [], "category": category}
+    if full.exists():
+        parsed = parse_text(full.read_bytes())
+        if parsed.error:
+            return None  # vb never edits a note whose YAML it cannot read
+        row = rows.get(rel)
+        return {
+            **base,
+            "exists": True,
+            "id": row["id"] if row else f"entity-{category}-{slug}",
+            "title": row["title"] if row else slug,
+            "base": row["credit"] if row else initial,
+            "known": {_fact_text(line) for line in parsed.body.splitlines()},
+        }
+    new_id = f"entity-{category}-{slug}"
+    if new_id in by_id:
+        return None  # an entity with that id lives elsewhere; do not create a twin
+    title = slug.replace("-", " ").title()
+    return {**base, "exists": False, "id": new_id, "title": title, "base": initial, "known": set()}
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+def plan_prune(
+    vault: Vault,
+    now: dt.datetime | None = None,
+    older_than_days: float | None = None,
+    type_: str | None = None,
+) -> Plan:
+    """Archive notes whose effective credit fell below the threshold (and are old enough), or,
+    with `older_than_days`, notes of one type older than that; never pinned notes or the
+    protected categories (people by default)."""
+    now = _now(now)
+    policy = vault.policy
+    plan = Plan("prune")
+    skip_categories = set(policy["prune_skip_categories"])
+    for row in sorted(credit_rows(vault, now), key=lambda r: r["path"]):
+        if row["pinned"] and policy["prune_skip_pinned"]:
+            continue
+        if row["category"] in skip_categories or row["problem"]:
+            continue
+        born = parse_time(row["created"] or row["updated"])
+        if born is None:
+            continue  # unknown age: never pruned
+        age = days_between(born, now)
+        if older_than_days is not None:
+            if row["type"] == (type_ or "episode") and age > older_than_days:
+                why = f"{row['type']} older than {older_than_days:g} days ({age:.0f} days)"
+                plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+            continue
+        if not row["scored"] or age <= policy["prune_min_age_days"]:
+            continue  # notes no outcome has scored are never pruned by credit
+        if row["effective"] < policy["prune_threshold"]:
+            why = (
+                f"effective credit {row['effective']:.3f} < {policy['prune_threshold']} "
+                f"and {age:.0f} days old"
+            )
+            plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+    return plan
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+def due_operations(vault: Vault, now: dt.datetime | None = None) -> dict[str, dict[str, Any]]:
+    """Which operations are due, from the last run times in logs/lifecycle.jsonl."""
+    now = _now(now)
+    policy = vault.policy
+    last = last_runs(vault)
+    out: dict[str, dict[str, Any]] = {}
+    for op, interval_key, enabled_key in (
+        ("consolidate", "consolidation_interval", "consolidation_enabled"),
+        ("promote", "promotion_interval", "promotion_enabled"),
+        ("prune", "prune_interval", "prune_enabled"),
+    ):
+        hours = policy.hours(interval_key)
+        previous = parse_time(last.get(op))
+        waited = None if previous is None else days_between(previous, now) * 24
+        due = bool(policy[enabled_key]) and (waited is None or waited >= hours)
+        out[op] = {
+            "due": due,
+            "last_run": last.get(op),
+            "interval_hours": hours,
+            "enabled": bool(policy[enabled_key]),
+        }
+    return out
+
+
+def make_plan(vault: Vault, operation: str, now: dt.datetime | None = None) -> Plan:
+    """The plan of one operation, with the LLM when one is configured."""
+    if operation == "consolidate":
+        return plan_consolidate(vault, now, _llm())
+    if operation == "promote":
+        return plan_promote(vault, now, _llm())
+    return plan_prune(vault, now)
+
+
+def maintain(vault: Vault, dry_run: bool = False, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Run whatever is due (consolidation, promotion, pruning, in that order)."""
+    from vault_brain.lifecycle.plan import apply_plan
+
+    due = due_operations(vault, now)
+    runs: list[dict[str, Any]] = []
+    for operation, state in due.items():
+        if not state["due"]:
+            continue
+        plan = make_plan(vault, operation, now)
+        if dry_run:
+            runs.append({"dry_run": True, **plan.to_json()})
+        else:
+            runs.append(apply_plan(vault, plan).to_json())
+    return {"due": due, "runs": runs}
