@@ -13,9 +13,10 @@ from typing import Any
 
 from vault_brain.core import Vault
 from vault_brain.credit import days_between, parse_time
+from vault_brain.lifecycle.entities import EntityFeed, new_note_text
 from vault_brain.lifecycle.feedback import credit_rows
 from vault_brain.lifecycle.plan import Action, Plan, last_runs, note_body
-from vault_brain.vault.frontmatter import edit_front_matter, parse_text
+from vault_brain.vault.frontmatter import parse_text
 from vault_brain.vault.notes import slugify
 from vault_brain.vault.store import now_iso
 
@@ -36,10 +37,6 @@ def _unique_path(vault: Vault, folder: str, slug: str, taken: set[str]) -> tuple
             taken.add(rel)
             return rel, name
         n += 1
-
-
-def _new_note(meta: dict[str, Any], body: str) -> str:
-    return edit_front_matter(b"", meta).decode("utf-8") + body.strip() + "\n"
 
 
 def _llm() -> Any:
@@ -110,7 +107,7 @@ def plan_consolidate(vault: Vault, now: dt.datetime | None = None, llm: Any = No
             }
             why = f"{len(group)} episodes of {day} sharing tags {', '.join(shared)}"
             plan.actions.append(
-                Action("create", rel, why, content=_new_note(meta, merged.body), id=new_id)
+                Action("create", rel, why, content=new_note_text(meta, merged.body), id=new_id)
             )
             for r in group:
                 plan.actions.append(
@@ -162,8 +159,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) 
     threshold = policy["promotion_threshold"]
     transfer = policy["promotion_transfer"]
     rows = {r["path"]: r for r in credit_rows(vault, now)}
-    by_id = {r["id"]: r for r in rows.values()}
-    targets: dict[str, dict[str, Any]] = {}  # entity path -> {lines, credit, id, title, category}
+    feed = EntityFeed(vault, rows, policy["initial_score"])
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
         if row["type"] != "episode" or row["effective"] <= threshold or row["problem"]:
@@ -171,8 +167,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) 
         meta = parse_text((vault.paths.root / row["path"]).read_bytes()).meta
         if meta.get("promoted"):
             continue
-        body = note_body(vault, row["path"])
-        facts = extract_facts(body, row["id"], llm)
+        facts = extract_facts(note_body(vault, row["path"]), row["id"], llm)
         methods += [f.method for f in facts]
         if not facts:
             plan.notes.append(
@@ -180,32 +175,14 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) 
             )
             continue
         link = f"[[{PurePosixPath(row['path']).with_suffix('').as_posix()}|{row['title']}]]"
-        per_target: dict[str, list[str]] = {}
-        for fact in facts:
-            rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
-            per_target.setdefault(rel, []).append(f"- {fact.statement.strip()} (from {link})")
-        fresh_by_target: dict[str, list[str]] = {}
-        for rel, lines in per_target.items():
-            if rel not in targets:
-                found = _target(vault, rel, rows, by_id, policy["initial_score"])
-                if found is None:
-                    continue
-                targets[rel] = found
-            known = targets[rel]["known"]
-            fresh = list(dict.fromkeys(ln for ln in lines if _fact_text(ln) not in known))
-            if fresh:
-                fresh_by_target[rel] = fresh
-        accepted = sum(len(v) for v in fresh_by_target.values())
+        fresh = feed.fresh(facts, f"from {link}")
+        accepted = sum(len(v) for v in fresh.values())
         if not accepted:
             plan.notes.append(f"{row['id']}: its facts are already in the entity notes")
             continue
         moved = row["credit"] * transfer  # shared by the targets in proportion to their facts
-        for rel, fresh in fresh_by_target.items():
-            target = targets[rel]
-            target["known"].update(_fact_text(ln) for ln in fresh)
-            target["lines"] += fresh
-            target["gain"] += moved * len(fresh) / accepted
-            target["sources"].append(row["id"])
+        for rel, lines in fresh.items():
+            feed.accept(rel, lines, row["id"], gain=moved * len(lines) / accepted)
         plan.actions.append(
             Action(
                 "set",
@@ -215,66 +192,9 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) 
                 id=row["id"],
             )
         )
-    for rel, target in targets.items():
-        if not target["lines"]:
-            continue
-        credit = round(min(1.0, target["base"] + target["gain"]), 4)
-        why = f"{len(target['lines'])} fact(s) from {', '.join(target['sources'])}"
-        text = "\n".join(target["lines"])
-        if target["exists"]:
-            keys = {"credit": credit, "updated": now_iso()}
-            plan.actions.append(Action("append", rel, why, keys, text, target["id"]))
-        else:
-            meta = {
-                "id": target["id"],
-                "type": "entity",
-                "category": target["category"],
-                "title": target["title"],
-                "tags": [],
-                "created": now_iso(),
-                "updated": now_iso(),
-                "credit": credit,
-            }
-            content = _new_note(meta, text)
-            plan.actions.append(Action("create", rel, why, content=content, id=target["id"]))
+    plan.actions += feed.actions()
     plan.method = _method(methods)
     return plan
-
-
-def _fact_text(line: str) -> str:
-    """A fact line without its provenance link, for de-duplication."""
-    return line.strip().removeprefix("- ").split(" (from [[", 1)[0].strip().lower()
-
-
-def _target(
-    vault: Vault,
-    rel: str,
-    rows: dict[str, dict[str, Any]],
-    by_id: dict[str, dict[str, Any]],
-    initial: float,
-) -> dict[str, Any] | None:
-    """The entity note a fact goes to: existing (append) or new (create); None to skip."""
-    category, slug = PurePosixPath(rel).parts[1], PurePosixPath(rel).stem
-    full = vault.paths.root / rel
-    base = {"lines": [], "gain": 0.0, "sources": [], "category": category}
-    if full.exists():
-        parsed = parse_text(full.read_bytes())
-        if parsed.error:
-            return None  # vb never edits a note whose YAML it cannot read
-        row = rows.get(rel)
-        return {
-            **base,
-            "exists": True,
-            "id": row["id"] if row else f"entity-{category}-{slug}",
-            "title": row["title"] if row else slug,
-            "base": row["credit"] if row else initial,
-            "known": {_fact_text(line) for line in parsed.body.splitlines()},
-        }
-    new_id = f"entity-{category}-{slug}"
-    if new_id in by_id:
-        return None  # an entity with that id lives elsewhere; do not create a twin
-    title = slug.replace("-", " ").title()
-    return {**base, "exists": False, "id": new_id, "title": title, "base": initial, "known": set()}
 
 
 # --------------------------------------------------------------------------- pruning

@@ -1,18 +1,27 @@
-"""Session transcripts: `sessions/<id>.jsonl`, append-only, one record per line."""
+"""Session transcripts: `sessions/<id>.jsonl`, append-only, one record per line, and the
+`sessions/sessions.json` index (started, last activity, title, message count, tokens).
+
+Messages (user, assistant, tool_call, tool_result) get sequential ids `m0001`, `m0002`, ...;
+other records (retrieval, feedback, compaction, flush) refer to them. A torn last line
+(a crash mid-write) is skipped when reading and terminated before the next append.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vault_brain.errors import VaultBrainError
 from vault_brain.paths import VaultPaths
-from vault_brain.vault.store import append_jsonl, now_iso
+from vault_brain.vault.store import append_jsonl, atomic_write, now_iso, vault_lock
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MESSAGE_TYPES = ("user", "assistant", "tool_call", "tool_result")
+INDEX_NAME = "sessions.json"
 
 
 def check_session_id(session_id: str) -> str:
@@ -28,10 +37,15 @@ def transcript_path(paths: VaultPaths, session_id: str) -> Path:
     return paths.sessions_dir / f"{check_session_id(session_id)}.jsonl"
 
 
-def append_record(paths: VaultPaths, session_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    full = {"ts": now_iso(), **record}
-    append_jsonl(transcript_path(paths, session_id), full)
-    return full
+def record_kind(record: dict[str, Any]) -> str:
+    return str(record.get("type") or record.get("role") or "")
+
+
+def seq_of(message_id: Any) -> int:
+    """m0042 -> 42 (0 for anything else)."""
+    if isinstance(message_id, str) and message_id.startswith("m") and message_id[1:].isdigit():
+        return int(message_id[1:])
+    return 0
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
@@ -48,3 +62,135 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+def _message_tokens(record: dict[str, Any]) -> int:
+    from vault_brain.tokens import get_counter
+
+    text = record.get("content")
+    if not isinstance(text, str):
+        text = json.dumps(
+            record.get("content") or record.get("arguments") or "", ensure_ascii=False
+        )
+    return get_counter().count(text)
+
+
+@dataclass
+class SessionInfo:
+    id: str
+    started: str
+    last_activity: str
+    title: str = ""
+    message_count: int = 0
+    tokens: int = 0
+    context_tokens: int = 0
+    bytes: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class SessionIndex:
+    """`sessions/sessions.json`: a cache of the transcripts, rebuilt from them when stale."""
+
+    def __init__(self, paths: VaultPaths) -> None:
+        self.paths = paths
+        self.file = paths.sessions_dir / INDEX_NAME
+
+    def load(self) -> dict[str, SessionInfo]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+            rows = data["sessions"]
+            return {k: SessionInfo(**v) for k, v in rows.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+
+    def save(self, infos: dict[str, SessionInfo]) -> None:
+        payload = {"version": 1, "sessions": {k: v.to_json() for k, v in sorted(infos.items())}}
+        atomic_write(self.file, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+    def info(
+        self, session_id: str, loaded: dict[str, SessionInfo] | None = None
+    ) -> SessionInfo | None:
+        """The session's row, recounted from its transcript if the file changed behind it."""
+        path = transcript_path(self.paths, session_id)
+        if not path.is_file():
+            return None
+        row = (self.load() if loaded is None else loaded).get(session_id)
+        if row is not None and row.bytes == path.stat().st_size:
+            return row
+        return recount(path, session_id)
+
+
+def recount(path: Path, session_id: str) -> SessionInfo:
+    """Rebuild a session's index row from its transcript."""
+    info = SessionInfo(session_id, "", "")
+    for record in read_records(path):
+        ts = str(record.get("ts", ""))
+        info.started = info.started or ts
+        info.last_activity = ts or info.last_activity
+        kind = record_kind(record)
+        if kind in MESSAGE_TYPES:
+            info.message_count = max(info.message_count, seq_of(record.get("id")))
+            tokens = _message_tokens(record)
+            info.tokens += tokens
+            info.context_tokens += tokens
+            if kind == "user" and not info.title:
+                info.title = _title(record.get("content"))
+        elif kind == "compaction":
+            info.context_tokens = int(record.get("tokens_after") or 0)
+    info.bytes = path.stat().st_size
+    return info
+
+
+def _title(content: Any) -> str:
+    text = " ".join(str(content or "").split())
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def append(
+    paths: VaultPaths, session_id: str, records: list[dict[str, Any]], *, locked: bool = False
+) -> list[dict[str, Any]]:
+    """Append records in one write, giving messages their ids; returns the records as written.
+
+    Pass `locked=True` when the caller already holds the vault lock."""
+    if locked:
+        return _append(paths, session_id, records)
+    with vault_lock(paths):
+        return _append(paths, session_id, records)
+
+
+def _append(
+    paths: VaultPaths, session_id: str, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    path = transcript_path(paths, session_id)
+    index = SessionIndex(paths)
+    infos = index.load()
+    info = index.info(session_id, infos) or SessionInfo(session_id, now_iso(), now_iso())
+    stamp = now_iso()
+    written: list[dict[str, Any]] = []
+    for record in records:
+        full = {"ts": stamp, **record}
+        kind = record_kind(full)
+        if kind in MESSAGE_TYPES:
+            info.message_count += 1
+            full = {"id": f"m{info.message_count:04d}", **full}
+            tokens = _message_tokens(full)
+            info.tokens += tokens
+            info.context_tokens += tokens
+            if kind == "user" and not info.title:
+                info.title = _title(full.get("content"))
+        elif kind == "compaction":
+            info.context_tokens = int(full.get("tokens_after") or 0)
+        written.append(full)
+    append_jsonl(path, written)
+    info.last_activity = stamp
+    info.bytes = path.stat().st_size
+    infos[session_id] = info
+    index.save(infos)
+    return written
+
+
+def append_record(paths: VaultPaths, session_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """Append one non-message record (retrieval, feedback, ...) without taking the lock twice."""
+    return append(paths, session_id, [record], locked=True)[0]

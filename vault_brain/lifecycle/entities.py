@@ -1,0 +1,119 @@
+"""Routing facts to entity notes: append to the note that exists, create the one that does
+not, never twice the same statement. Shared by promotion and the memory flush."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+from typing import Any
+
+from vault_brain.core import Vault
+from vault_brain.lifecycle.plan import Action
+from vault_brain.vault.frontmatter import edit_front_matter, parse_text
+from vault_brain.vault.notes import slugify
+from vault_brain.vault.store import now_iso
+
+
+def new_note_text(meta: dict[str, Any], body: str) -> str:
+    return edit_front_matter(b"", meta).decode("utf-8") + body.strip() + "\n"
+
+
+def fact_key(line: str) -> str:
+    """A fact line without its bullet and provenance, for de-duplication."""
+    text = line.strip().removeprefix("- ")
+    return " ".join(text.split(" (from ", 1)[0].split()).lower().rstrip(".")
+
+
+class EntityFeed:
+    """Entity notes receiving facts during one plan."""
+
+    def __init__(self, vault: Vault, rows: dict[str, dict[str, Any]], initial: float) -> None:
+        self.vault = vault
+        self.rows = rows
+        self.ids = {r["id"] for r in rows.values()}
+        self.initial = initial
+        self.targets: dict[str, dict[str, Any]] = {}
+
+    def _target(self, rel: str) -> dict[str, Any] | None:
+        if rel in self.targets:
+            return self.targets[rel]
+        parts = PurePosixPath(rel)
+        category, slug = parts.parts[1], parts.stem
+        full = self.vault.paths.root / rel
+        base = {"lines": [], "gain": 0.0, "sources": [], "category": category}
+        if full.exists():
+            parsed = parse_text(full.read_bytes())
+            if parsed.error:
+                return None  # vb never edits a note whose YAML it cannot read
+            row = self.rows.get(rel)
+            target = {
+                **base,
+                "exists": True,
+                "id": row["id"] if row else f"entity-{category}-{slug}",
+                "title": row["title"] if row else slug,
+                "base": row["credit"] if row else self.initial,
+                "known": {fact_key(line) for line in parsed.body.splitlines()},
+            }
+        else:
+            new_id = f"entity-{category}-{slug}"
+            if new_id in self.ids:
+                return None  # an entity with that id lives elsewhere; do not create a twin
+            title = slug.replace("-", " ").title()
+            target = {**base, "exists": False, "id": new_id, "title": title}
+            target.update({"base": self.initial, "known": set()})
+        self.targets[rel] = target
+        return target
+
+    def fresh(self, facts: Iterable[Any], provenance: str) -> dict[str, list[str]]:
+        """Fact lines per entity path that no target holds yet (nothing is committed)."""
+        out: dict[str, list[str]] = {}
+        for fact in facts:
+            rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
+            target = self._target(rel)
+            if target is None:
+                continue
+            line = f"- {fact.statement.strip()} ({provenance})"
+            key = fact_key(line)
+            if key in target["known"] or any(fact_key(x) == key for x in out.get(rel, [])):
+                continue
+            out.setdefault(rel, []).append(line)
+        return out
+
+    def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:
+        target = self.targets[rel]
+        target["known"].update(fact_key(x) for x in lines)
+        target["lines"] += lines
+        target["gain"] += gain
+        if source not in target["sources"]:
+            target["sources"].append(source)
+
+    def actions(self) -> list[Action]:
+        out: list[Action] = []
+        for rel, target in self.targets.items():
+            if not target["lines"]:
+                continue
+            credit = round(min(1.0, target["base"] + target["gain"]), 4)
+            why = f"{len(target['lines'])} fact(s) from {', '.join(target['sources'])}"
+            text = "\n".join(target["lines"])
+            if target["exists"]:
+                keys = (
+                    {"credit": credit, "updated": now_iso()}
+                    if target["gain"]
+                    else {"updated": now_iso()}
+                )
+                out.append(Action("append", rel, why, keys, text, target["id"]))
+                continue
+            meta = {
+                "id": target["id"],
+                "type": "entity",
+                "category": target["category"],
+                "title": target["title"],
+                "tags": [],
+                "created": now_iso(),
+                "updated": now_iso(),
+                "credit": credit,
+            }
+            out.append(
+                Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
+            )
+        return out
