@@ -104,6 +104,8 @@ from vault_brain.commands import (  # noqa: E402,F401
     index_cmds,
     lifecycle_cmds,
     memory_cmds,
+    session_cmds,
+    tasks_cmds,
     vault_cmds,
 )
 

@@ -23,7 +23,8 @@ def emit(paths: VaultPaths, event: str, payload: dict[str, Any]) -> None:
     if not paths.vb_dir.is_dir():
         return
     with contextlib.suppress(VaultBrainError):
-        append_jsonl(paths.vb_dir / "events.jsonl", {"ts": now_iso(), "event": event, **payload})
+        record = {"ts": now_iso(), "event": event, **payload}
+        append_jsonl(paths.vb_dir / "events.jsonl", record, durable=False)
 
 
 def counts(paths: VaultPaths) -> dict[str, int]:

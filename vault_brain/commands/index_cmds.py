@@ -131,6 +131,9 @@ def search(
         return
     assert query is not None
     hits = searcher.search(query, k, filters)
+    from vault_brain.events import emit as emit_event
+
+    emit_event(vault.paths, "search", {"query": query, "results": [h.id for h in hits]})
     if session is not None:
         from vault_brain.lifecycle.feedback import record_retrieval
 

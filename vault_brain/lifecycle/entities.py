@@ -34,7 +34,7 @@ class EntityFeed:
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
 
-    def _target(self, rel: str) -> dict[str, Any] | None:
+    def target(self, rel: str) -> dict[str, Any] | None:
         if rel in self.targets:
             return self.targets[rel]
         parts = PurePosixPath(rel)
@@ -69,7 +69,7 @@ class EntityFeed:
         out: dict[str, list[str]] = {}
         for fact in facts:
             rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
-            target = self._target(rel)
+            target = self.target(rel)
             if target is None:
                 continue
             line = f"- {fact.statement.strip()} ({provenance})"

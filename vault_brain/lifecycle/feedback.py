@@ -78,7 +78,12 @@ def _edit_keys(tx: Transaction, vault: Vault, rel: str, changes: dict[str, Any])
 
 
 def record_retrieval(
-    vault: Vault, session: str, query: str, hits: Sequence[Any], source: str
+    vault: Vault,
+    session: str,
+    query: str,
+    hits: Sequence[Any],
+    source: str,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Record an agent retrieval: access counters on the notes, a line in the transcript."""
     transcript_path(vault.paths, session)  # validates the session id before anything is written
@@ -101,6 +106,7 @@ def record_retrieval(
                 "query": query,
                 "ids": [h.id for h in hits],
                 "paths": [h.path for h in hits],
+                **(extra or {}),
             },
         )
     return record

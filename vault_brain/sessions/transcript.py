@@ -64,15 +64,19 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
+def message_text(record: dict[str, Any]) -> str:
+    """What a message contributes to the context: its content, or its tool arguments."""
+    text = record.get("content")
+    if isinstance(text, str):
+        return text
+    value = record.get("content") or record.get("arguments") or ""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _message_tokens(record: dict[str, Any]) -> int:
     from vault_brain.tokens import get_counter
 
-    text = record.get("content")
-    if not isinstance(text, str):
-        text = json.dumps(
-            record.get("content") or record.get("arguments") or "", ensure_ascii=False
-        )
-    return get_counter().count(text)
+    return get_counter().count(message_text(record))
 
 
 @dataclass
@@ -120,6 +124,22 @@ class SessionIndex:
         if row is not None and row.bytes == path.stat().st_size:
             return row
         return recount(path, session_id)
+
+    def all(self) -> list[SessionInfo]:
+        """Every transcript in sessions/, each row fresh."""
+        loaded = self.load()
+        out = []
+        for path in sorted(self.paths.sessions_dir.glob("*.jsonl")):
+            info = self.info(path.stem, loaded)
+            if info is not None:
+                out.append(info)
+        return out
+
+    def forget(self, session_ids: list[str]) -> None:
+        infos = self.load()
+        for session_id in session_ids:
+            infos.pop(session_id, None)
+        self.save(infos)
 
 
 def recount(path: Path, session_id: str) -> SessionInfo:

@@ -75,7 +75,9 @@ def write_cache(path: Path, data: bytes | str) -> None:
         atomic_write(path, data, durable=False)
 
 
-def append_jsonl(path: Path, record: dict[str, Any] | list[dict[str, Any]]) -> None:
+def append_jsonl(
+    path: Path, record: dict[str, Any] | list[dict[str, Any]], *, durable: bool = True
+) -> None:
     """Append JSON lines in one write; a torn earlier line is terminated first so records
     never merge. Several records given together land together or not at all."""
     records = record if isinstance(record, list) else [record]
@@ -92,7 +94,8 @@ def append_jsonl(path: Path, record: dict[str, Any] | list[dict[str, Any]]) -> N
                     payload = b"\n" + payload
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except OSError as exc:
         if exc.errno == errno.ENOSPC and path.exists():
             with contextlib.suppress(OSError):
@@ -227,3 +230,8 @@ def transaction(paths: VaultPaths, timeout: float | None = None) -> Iterator[Tra
         except BaseException:
             tx.rollback()
             raise
+    if tx.touched:
+        from vault_brain.events import emit
+
+        rels = sorted({p.relative_to(paths.root).as_posix() for p in tx.touched})
+        emit(paths, "write", {"paths": rels})
