@@ -16,7 +16,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -85,6 +85,8 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[Recorded] = []
+        # answers requests when the queue is empty: parsed request body -> completion body
+        self.responder: Callable[[Any], dict[str, Any]] | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -182,6 +184,8 @@ class FakeLLMServer:
                 return _no_retry(400, "fake server: request limit reached")
             if recorded.path.rstrip("/") != "/v1/chat/completions":
                 return _no_retry(404, f"fake server: no route {recorded.path}")
+            if not self._queue and self.responder is not None:
+                return Canned(body=json.dumps(self.responder(recorded.body)).encode())
             if not self._queue:
                 return _no_retry(400, "fake server: no scripted reply left")
             return self._queue.popleft()
