@@ -234,12 +234,6 @@ def test_symlinked_note_addressed_by_its_id_is_not_written_through(
     assert not (vault / "archive/entities/people/link.md").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: index.store.scan follows file symlinks (entry.stat()), so a symlink inside the "
-    "vault to a file outside it is indexed and its outside text is returned in search snippets, "
-    "although `vb show` refuses the same path as leading outside the vault",
-)
 def test_symlink_to_a_file_outside_the_vault_is_not_indexed(
     vault: Path, cli: Any, outside: Path
 ) -> None:
@@ -546,12 +540,6 @@ def test_full_disk_leaves_every_note_as_it_was_and_no_temp_file(
 # Notes vb cannot edit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: edit_front_matter/replace_body call raw.decode('utf-8') without handling "
-    "UnicodeDecodeError, so `vb update`/`vb delete` of a Latin-1 note crash with a traceback "
-    "instead of one error line (the file itself is left untouched)",
-)
 @pytest.mark.parametrize("args", [("update", "--tag", "x"), ("delete",)], ids=["update", "delete"])
 def test_note_that_is_not_utf8_is_refused_with_one_error_line(
     vault: Path, args: tuple[str, ...]
@@ -565,12 +553,6 @@ def test_note_that_is_not_utf8_is_refused_with_one_error_line(
     assert snapshot(vault) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: lifecycle.feedback._edit_keys skips notes with malformed YAML but not notes "
-    "that are not UTF-8: edit_front_matter raises UnicodeDecodeError, so an agent search "
-    "(`vb search --session`) that returns a Latin-1 note crashes with a traceback",
-)
 def test_agent_search_returning_a_note_that_is_not_utf8_still_answers(vault: Path) -> None:
     path = vault / "entities/people/latin.md"
     raw = b"---\ntitle: caf\xe9\n---\nlatin1 caf\xe9 au lait\n"

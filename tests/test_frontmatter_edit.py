@@ -412,12 +412,6 @@ def test_string_values_read_back_unchanged(value: str) -> None:
         pytest.param("non\uffffchar", id="uffff"),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason='BUG: _quote_if_needed escapes only \\\\, ", \\n and \\t; other control and '
-    "line-break characters are written raw, so vb writes front matter it cannot read back "
-    "(or reads back a different value)",
-)
 def test_control_characters_in_values_read_back_unchanged(value: str) -> None:
     out = edit_front_matter(b"---\nuser: 1\n---\nbody\n", {"archive_reason": value})
     parsed = parse_text(out)
@@ -425,22 +419,11 @@ def test_control_characters_in_values_read_back_unchanged(value: str) -> None:
     assert parsed.meta == {"user": 1, "archive_reason": value}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _render_scalar writes any string matching _ISO_DATE unquoted; '2023-02-30' "
-    "is not a real date, so the written note crashes parse_text with ValueError "
-    "(e.g. `vb add --name 2023-02-30 ...`)",
-)
 def test_date_like_string_that_is_not_a_date_reads_back_as_a_string() -> None:
     out = edit_front_matter(b"", {"title": "2023-02-30"})
     assert parse_text(out).meta == {"title": "2023-02-30"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _render_scalar writes floats with repr(); 5e-05 or 1e+20 have no '.', which "
-    "YAML 1.1 (PyYAML, and so vb itself) reads as the string '5e-05', not a number",
-)
 @pytest.mark.parametrize("value", [5e-05, 1e-06, 1e20])
 def test_floats_vb_writes_read_back_as_numbers(value: float) -> None:
     out = edit_front_matter(b"---\n---\n", {"credit": value})

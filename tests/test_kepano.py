@@ -212,18 +212,11 @@ def test_every_note_is_in_the_top_5_for_its_own_file_name(
     answers = _stem_queries(kv, cli, tmp_path)
     assert len(answers) == 103
     missed = [a["id"] for a in answers if a["id"] not in [h["id"] for h in a["results"]]]
-    # note-references-kevin-kelly is the bug pinned by the xfail test below
-    assert missed in ([], ["note-references-kevin-kelly"])
+    assert missed == []
     firsts = sum(1 for a in answers if a["results"] and a["results"][0]["id"] == a["id"])
     assert firsts >= 70
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: notes._H1 searches the whole body with re.MULTILINE, so References/Kevin "
-    "Kelly.md (no title key, body '## Books ... # Clippings ...') is titled 'Clippings'; the file "
-    "name is indexed nowhere, so searching 'Kevin Kelly' never finds the note named Kevin Kelly",
-)
 def test_note_is_found_by_its_file_name_when_its_body_has_a_later_h1(kv: Path, cli: Any) -> None:
     shown = vb(cli, kv, "show", "References/Kevin Kelly.md", "--json").json()["note"]
     hits = first_ids(cli, kv, "Kevin Kelly")

@@ -125,11 +125,6 @@ def test_aliases_as_list_string_or_empty(aliases_yaml: str, expected: list[str])
     assert note.problem is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: notes._as_list splits a string alias on whitespace: "
-    "'aliases: Dr Zoë' reads as ['Dr', 'Zoë'] instead of one alias",
-)
 def test_single_alias_string_with_a_space_is_one_alias() -> None:
     note = note_from_bytes("notes/a.md", "---\naliases: Dr Zoë\n---\nbody\n".encode())
     assert note.aliases == ["Dr Zoë"]
@@ -291,12 +286,6 @@ def test_fixing_a_malformed_note_clears_the_problem(vault: Path, cli: Any) -> No
     assert vb(cli, vault, "status", "--json").json()["problems"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: parse_text catches only yaml.YAMLError; an impossible date such as "
-    "'created: 2023-02-30' raises ValueError from PyYAML's timestamp constructor and "
-    "crashes every command that reconciles the index",
-)
 def test_impossible_calendar_date_is_a_problem_not_a_crash(vault: Path, cli: Any) -> None:
     put(vault, "notes/feb.md", b"---\ncreated: 2023-02-30\n---\nfebruary thirtieth platypus\n")
     assert search_ids(cli, vault, "platypus") == ["note-notes-feb"]

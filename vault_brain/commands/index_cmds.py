@@ -112,6 +112,10 @@ def search(
             "give either a QUERY or --queries FILE",
             hint="vb search 'words' or vb search --queries queries.jsonl",
         )
+    if session is not None:
+        from vault_brain.sessions.transcript import check_session_id
+
+        check_session_id(session)  # before anything runs or is written
     vault = open_vault()
     filters = Filters(type_, category, tag, include_archive)
     batch = _read_queries(queries) if queries is not None else None

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from vault_brain.vault.notes import Note
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 TEXT_FIELDS = {"title": 2.0, "aliases": 1.5, "tagtext": 1.2, "body": 1.0}
@@ -56,6 +56,14 @@ def tag_terms(tags: list[str]) -> list[str]:
     return out
 
 
+def _search_names(note: Note) -> list[str]:
+    """Aliases, plus the file name when the title differs from it (people search by it)."""
+    from pathlib import PurePosixPath
+
+    stem = PurePosixPath(note.path).stem
+    return [*note.aliases, stem] if stem.lower() != note.title.lower() else list(note.aliases)
+
+
 def summary(body: str, limit: int = SUMMARY_CHARS) -> str:
     """The start of the body, whitespace collapsed, for listings and MEMORY.md."""
     text = " ".join(body[: limit * 2].split())
@@ -83,7 +91,7 @@ def document(note: Note) -> dict[str, Any]:
         "archived": note.archived,
         "problem": note.problem is not None,
         "title": note.title,
-        "aliases": " ".join(note.aliases),
+        "aliases": " ".join(_search_names(note)),
         "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
         "body": note.body,
         "summary": summary(note.body),

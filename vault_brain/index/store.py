@@ -45,6 +45,7 @@ def is_ignored_rel(rel: str) -> bool:
 def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
     """Every note in the vault -> (mtime_ns, size), by one walk of stat calls."""
     root = str(paths.root)
+    real_root = os.path.realpath(root)
     found: dict[str, tuple[int, int]] = {}
     stack = [(root, "")]
     while stack:
@@ -63,11 +64,18 @@ def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
                         if prefix or name not in IGNORED_DIRS:
                             stack.append((entry.path, f"{prefix}{name}/"))
                     elif is_note_name(name) and (prefix or name not in ROOT_NON_NOTES):
+                        if entry.is_symlink() and not _inside(entry.path, real_root):
+                            continue  # a link out of the vault is never read
                         st = entry.stat()
                         found[prefix + name] = (st.st_mtime_ns, st.st_size)
                 except OSError:
                     continue
     return found
+
+
+def _inside(path: str, real_root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root + os.sep)
 
 
 @dataclass
@@ -236,6 +244,7 @@ class Index:
         wanted = sorted({r for r in rels if not is_ignored_rel(r)})
         if not wanted:
             return result
+        real_root = os.path.realpath(self.paths.root)
         with self._lock():
             manifest = self._load_manifest()
             if manifest is None:
@@ -243,7 +252,8 @@ class Index:
             present, gone = [], []
             for rel in wanted:
                 full = self.paths.root / PurePosixPath(rel)
-                if full.is_file():
+                outside = full.is_symlink() and not _inside(str(full), real_root)
+                if full.is_file() and not outside:
                     st = full.stat()
                     if manifest.get(rel) != [st.st_mtime_ns, st.st_size]:
                         present.append(rel)

@@ -18,6 +18,14 @@ def new_note_text(meta: dict[str, Any], body: str) -> str:
     return edit_front_matter(b"", meta).decode("utf-8") + body.strip() + "\n"
 
 
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def fact_key(line: str) -> str:
     """A fact line without its bullet and provenance, for de-duplication."""
     text = line.strip().removeprefix("- ")
@@ -42,9 +50,10 @@ class EntityFeed:
         full = self.vault.paths.root / rel
         base = {"lines": [], "gain": 0.0, "sources": [], "category": category}
         if full.exists():
-            parsed = parse_text(full.read_bytes())
-            if parsed.error:
-                return None  # vb never edits a note whose YAML it cannot read
+            raw = full.read_bytes()
+            parsed = parse_text(raw)
+            if parsed.error or not _is_utf8(raw):
+                return None  # vb never edits a note it cannot read safely
             row = self.rows.get(rel)
             target = {
                 **base,

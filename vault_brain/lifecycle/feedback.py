@@ -27,7 +27,7 @@ from vault_brain.credit import (
 )
 from vault_brain.errors import NotFoundError, VaultBrainError
 from vault_brain.sessions.transcript import append_record, read_records, transcript_path
-from vault_brain.vault.frontmatter import edit_front_matter, parse_text
+from vault_brain.vault.frontmatter import UneditableNoteError, edit_front_matter, parse_text
 from vault_brain.vault.store import Transaction, append_jsonl, now_iso, transaction
 
 CREDIT_LOG = "credit.jsonl"
@@ -70,10 +70,8 @@ def _edit_keys(tx: Transaction, vault: Vault, rel: str, changes: dict[str, Any])
         return "note no longer exists"
     try:
         tx.write(full, edit_front_matter(raw, changes, where=rel))
-    except VaultBrainError as exc:
-        if "not valid YAML" in exc.message or "no closing" in exc.message:
-            return exc.message
-        raise
+    except UneditableNoteError as exc:
+        return exc.message
     return None
 
 

@@ -16,6 +16,11 @@ from typing import Any
 
 from vault_brain.errors import VaultBrainError
 
+
+class UneditableNoteError(VaultBrainError):
+    """vb will not edit this note: its front matter cannot be read safely."""
+
+
 BOM = "\ufeff"
 _BOUNDARY = re.compile(r"^-{3,}[ \t]*\r?\n?$")
 _KEY_LINE = re.compile(r"^(?P<key>[^\s#:'\"\-?][^:]*?|'[^']*'|\"[^\"]*\"):(?:[ \t]|\r?\n|$)")
@@ -66,7 +71,11 @@ def parse_text(raw: bytes | str) -> Parsed:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = handler.load(fm, Loader=loader)
-    except yaml.YAMLError as exc:
+    except (
+        yaml.YAMLError,
+        ValueError,
+        TypeError,
+    ) as exc:  # PyYAML raises ValueError for 2023-02-30
         first = str(exc).strip().splitlines()
         return Parsed(
             {}, body, True, error=" ".join(x.strip() for x in first[:3]) or "invalid YAML"
@@ -103,15 +112,33 @@ def _render_scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(round(value, 6))
+        return _render_float(value)
     if isinstance(value, dt.datetime):
         return value.replace(microsecond=0).isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
     text = str(value)
-    if _ISO_DATE.match(text):
+    if _ISO_DATE.match(text) and _is_real_date(text):
         return text  # written unquoted so Obsidian shows it as a date
     return _quote_if_needed(text)
+
+
+def _render_float(value: float) -> str:
+    """A float YAML 1.1 reads back as a float: always with a '.', never in exponent form."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = f"{round(value, 6):.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def _is_real_date(text: str) -> bool:
+    try:
+        dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:\d{2}|Z)?)?$")
@@ -120,12 +147,29 @@ _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y"
 
 
 def _quote_if_needed(text: str) -> str:
-    if _PLAIN_SAFE.match(text) and text.lower() not in _RESERVED and not text.endswith(" "):
+    """Plain when YAML reads it back unchanged, else double-quoted with every character that
+    YAML would drop or alter (control characters, line and paragraph separators, BOM,
+    noncharacters) escaped."""
+    if (
+        _PLAIN_SAFE.match(text)
+        and text.isprintable()
+        and text.lower() not in _RESERVED
+        and not text.endswith(" ")
+    ):
         return text
-    escaped = (
-        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    )
-    return f'"{escaped}"'
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[ch])
+        elif code < 0x20 or 0x7F <= code <= 0x9F or (not ch.isprintable() and ch != " "):
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_SIMPLE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
 
 
 def render_key(key: str, value: Any, nl: str, block_indent: str | None = None) -> list[str]:
@@ -181,12 +225,12 @@ def edit_front_matter(
     """Return `raw` with `changes` set and `remove` keys dropped; nothing else differs.
 
     A note without front matter gets a new block at the top; the body bytes follow unchanged.
-    Raises VaultBrainError when the existing front matter is not valid YAML, so that
-    a note vb cannot read safely is never written.
+    Raises UneditableNoteError when the note is not UTF-8 or its front matter is not valid
+    YAML, so that a note vb cannot read safely is never written.
     """
     changes = dict(changes or {})
     remove = [k for k in remove if k not in changes]
-    text = raw.decode("utf-8")
+    text = utf8(raw, where)
     bom = BOM if text.startswith(BOM) else ""
     if bom:
         text = text[1:]
@@ -197,13 +241,13 @@ def edit_front_matter(
     if has_fm:
         close = next((i for i in range(1, len(lines)) if _BOUNDARY.match(lines[i])), None)
         if close is None:
-            raise VaultBrainError(
+            raise UneditableNoteError(
                 f"{where}: front matter has no closing --- line; vb will not edit it",
                 hint="add the closing --- line (or fix the YAML) and try again",
             )
         parsed = parse_text(raw)
         if parsed.error:
-            raise VaultBrainError(
+            raise UneditableNoteError(
                 f"{where}: front matter is not valid YAML ({parsed.error}); vb will not edit it",
                 hint="fix the YAML between the --- lines and try again",
             )
@@ -255,7 +299,7 @@ def edit_front_matter(
 
 def strip_front_matter_block(raw: bytes) -> bytes:
     """Remove an entire (empty) front matter block that vb added, leaving the body bytes."""
-    text = raw.decode("utf-8")
+    text = utf8(raw)
     bom = BOM if text.startswith(BOM) else ""
     lines = text[len(bom) :].splitlines(keepends=True)
     if not lines or not _BOUNDARY.match(lines[0]):
@@ -266,9 +310,19 @@ def strip_front_matter_block(raw: bytes) -> bytes:
     return (bom + "".join(lines[close + 1 :])).encode("utf-8")
 
 
+def utf8(raw: bytes, where: str = "note") -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UneditableNoteError(
+            f"{where}: not UTF-8 text (byte {exc.start}); vb will not edit it",
+            hint="convert the file to UTF-8 (e.g. `iconv -f latin1 -t utf-8`) and try again",
+        ) from None
+
+
 def replace_body(raw: bytes, new_body: str) -> bytes:
     """Keep the front matter bytes exactly; put `new_body` after them in the file's line ends."""
-    text = raw.decode("utf-8")
+    text = utf8(raw)
     bom = BOM if text.startswith(BOM) else ""
     text = text[len(bom) :]
     nl = _newline_of(text)

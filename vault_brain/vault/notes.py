@@ -19,7 +19,7 @@ from vault_brain.vault.frontmatter import parse_text
 TYPES = ("entity", "episode", "note")
 ENTITY_CATEGORIES = ("people", "projects", "preferences")
 ARCHIVE = "archive"
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_H1 = re.compile(r"#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 def slugify(text: str, max_len: int = 80) -> str:
@@ -45,6 +45,13 @@ def _as_list(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [str(v).strip() for v in value if v is not None and str(v).strip()]
     return [str(value)]
+
+
+def _as_aliases(value: Any) -> list[str]:
+    """Aliases: a list, or one string (several only when separated by commas)."""
+    if isinstance(value, str):
+        return [a.strip() for a in value.split(",") if a.strip()]
+    return _as_list(value)
 
 
 def normalize_tag(tag: str) -> str:
@@ -153,7 +160,8 @@ def note_from_bytes(rel: str, raw: bytes) -> Note:
     note_id = _as_str(meta.get("id")) or derive_id(rel, type_, category)
     title = _as_str(meta.get("title"))
     if not title:
-        heading = _H1.search(parsed.body)
+        # Obsidian names a note by its file; a heading counts only when it opens the body
+        heading = _H1.match(parsed.body.lstrip("\n"))
         title = heading.group(1) if heading else PurePosixPath(rel).stem
     tags = []
     for tag in _as_list(meta.get("tags")):
@@ -168,7 +176,7 @@ def note_from_bytes(rel: str, raw: bytes) -> Note:
         type=type_,
         category=category,
         tags=tags,
-        aliases=_as_list(meta.get("aliases")),
+        aliases=_as_aliases(meta.get("aliases")),
         body=parsed.body,
         meta=meta,
         created=_as_str(meta.get("created")),

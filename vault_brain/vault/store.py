@@ -20,6 +20,8 @@ from vault_brain.errors import LockedError, VaultBrainError
 from vault_brain.paths import VaultPaths
 
 LOCK_TIMEOUT_ENV = "VB_LOCK_TIMEOUT"
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def _lock_timeout() -> float:
@@ -56,8 +58,11 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK  # what open() would have given a new file
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -115,7 +120,7 @@ def file_lock(lock_path: Path, what: str, timeout: float | None = None) -> Itera
         lock.acquire()
     except filelock.Timeout:
         raise LockedError(
-            f"the {what} is locked by another vb process (waited {lock.timeout:.0f}s)",
+            f"the {what} is locked by another vb process (waited {lock.timeout:g}s)",
             hint=f"wait for it to finish, or raise {LOCK_TIMEOUT_ENV}; "
             f"if no vb process is running, delete {lock_path}",
         ) from None
