@@ -13,6 +13,7 @@ def vault_status(vault: Vault) -> dict[str, Any]:
     from whoosh import index as windex
     from whoosh.query import Every
 
+    from vault_brain.events import counts as event_counts
     from vault_brain.index.store import _diff, scan
     from vault_brain.index.watch import read_status
     from vault_brain.tokens import get_counter
@@ -60,6 +61,7 @@ def vault_status(vault: Vault) -> dict[str, Any]:
         "problems": sorted(problems, key=lambda p: p["path"]),
         "watcher": read_status(vault),
         "token_counter": {"name": counter.name, "exact": counter.exact},
+        "events": event_counts(vault.paths),
     }
 
 
@@ -94,6 +96,8 @@ def render_status(report: dict[str, Any]) -> str:
             "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
         )
     lines.append(f"tokens:  {report['token_counter']['name']}")
+    events = ", ".join(f"{k} {v}" for k, v in report["events"].items())
+    lines.append(f"events:  {events}")
     if report["problems"]:
         lines.append(f"problems: {len(report['problems'])}")
         for item in report["problems"]:

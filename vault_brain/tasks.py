@@ -566,7 +566,7 @@ def mutate(paths: VaultPaths, operation: Callable[[TaskList], T]) -> T:
 
     The write is an atomic replace, so a reader (or a crash) sees the old or the new file.
     """
-    from vault_brain.vault.store import vault_lock
+    from vault_brain.vault.store import atomic_write, vault_lock
 
     with vault_lock(paths):
         raw = _read(paths)
@@ -575,5 +575,5 @@ def mutate(paths: VaultPaths, operation: Callable[[TaskList], T]) -> T:
         result = operation(task_list)
         after = dump_tasks(task_list)
         if after != before:
-            paths.tasks.write_bytes(after.encode("utf-8"))
+            atomic_write(paths.tasks, after.encode("utf-8"))
     return result

@@ -272,10 +272,11 @@ class Index:
         return result
 
     def searcher(self) -> Any:
+        # (Searcher.refresh() breaks on a searcher opened over an empty index: reopen instead)
+        if self._searcher is not None and not self._searcher.up_to_date():
+            self.close()
         if self._searcher is None:
             self._searcher = self._open().searcher()
-        else:
-            self._searcher = self._searcher.refresh()
         return self._searcher
 
     def stored_by_id(self, note_id: str, include_archive: bool = True) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from typing import Any
 from vault_brain.core import Vault
 from vault_brain.lifecycle.entities import EntityFeed, fact_key, new_note_text
 from vault_brain.lifecycle.plan import Action, Plan, apply_plan
-from vault_brain.sessions.capture import Candidate, capture
+from vault_brain.sessions.capture import Candidate, capture, safety_reason, split_sentences
 from vault_brain.sessions.transcript import (
     MESSAGE_TYPES,
     append,
@@ -187,8 +187,14 @@ def _episode_action(
         return None  # this span was flushed before (its record may have been lost in a crash)
     summary = summarize(messages, llm)
     body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
-    title_src = next((m.get("content") for m in messages if record_kind(m) == "user"), session)
-    title = " ".join(str(title_src).split())[:60] or session
+    safe = (
+        sentence
+        for m in messages
+        if record_kind(m) == "user"
+        for sentence in split_sentences(str(m.get("content") or ""))[0]
+        if safety_reason(sentence) is None
+    )
+    title = " ".join(next(safe, f"{first}–{last}").split())[:60]
     meta = {
         "id": f"episode-general-session-{slugify(session)}-{first}-{last}",
         "type": "episode",

@@ -89,6 +89,7 @@ class SessionInfo:
     tokens: int = 0
     context_tokens: int = 0
     bytes: int = 0
+    mtime_ns: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -121,7 +122,8 @@ class SessionIndex:
         if not path.is_file():
             return None
         row = (self.load() if loaded is None else loaded).get(session_id)
-        if row is not None and row.bytes == path.stat().st_size:
+        st = path.stat()
+        if row is not None and (row.bytes, row.mtime_ns) == (st.st_size, st.st_mtime_ns):
             return row
         return recount(path, session_id)
 
@@ -159,7 +161,8 @@ def recount(path: Path, session_id: str) -> SessionInfo:
                 info.title = _title(record.get("content"))
         elif kind == "compaction":
             info.context_tokens = int(record.get("tokens_after") or 0)
-    info.bytes = path.stat().st_size
+    st = path.stat()
+    info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
     return info
 
 
@@ -205,7 +208,8 @@ def _append(
         written.append(full)
     append_jsonl(path, written)
     info.last_activity = stamp
-    info.bytes = path.stat().st_size
+    st = path.stat()
+    info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
     infos[session_id] = info
     index.save(infos)
     return written
