@@ -25,6 +25,11 @@ def days_between(earlier: dt.datetime | None, now: dt.datetime) -> float:
     return max(0.0, (now - earlier).total_seconds() / 86400.0)
 
 
+def days_since(epoch: float | None, now_ts: float) -> float:
+    """Days from an epoch timestamp to now (0 when unknown or in the future)."""
+    return 0.0 if epoch is None else max(0.0, (now_ts - epoch) / 86400.0)
+
+
 def effective_score(score: float, days_since_access: float, decay_rate: float) -> float:
     """Credit as read now: the stored score decayed by the days since last access."""
     return max(0.0, min(1.0, score)) * math.exp(-decay_rate * max(0.0, days_since_access))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -11,7 +10,6 @@ from vault_brain.core import Vault
 
 def vault_status(vault: Vault) -> dict[str, Any]:
     from whoosh import index as windex
-    from whoosh.query import Every
 
     from vault_brain.events import counts as event_counts
     from vault_brain.index.store import _diff, scan
@@ -27,16 +25,15 @@ def vault_status(vault: Vault) -> dict[str, Any]:
     problems: list[dict[str, str]] = []
     indexed = 0
     if exists and manifest is not None:
-        for fields in vault.index.iter_stored(Every()):
+        for _, row in vault.index.rows(include_archived=True):
             indexed += 1
-            if fields.get("archived"):
+            if row.get("archived"):
                 archived += 1
                 continue
-            by_type[fields.get("type", "")] += 1
-            by_category[f"{fields.get('type', '')}/{fields.get('category', '')}"] += 1
-            data = json.loads(fields.get("data") or "{}")
-            if data.get("problem"):
-                problems.append({"path": fields["path"], "problem": data["problem"]})
+            by_type[row.get("type", "")] += 1
+            by_category[f"{row.get('type', '')}/{row.get('category', '')}"] += 1
+            if row.get("problem"):
+                problems.append({"path": row["path"], "problem": row["problem"]})
         diff = _diff(disk, manifest)
         stale = sorted(diff.added + diff.updated + diff.removed)
     else:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from vault_brain.vault.notes import Note
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 TEXT_FIELDS = {"title": 2.0, "aliases": 1.5, "tagtext": 1.2, "body": 1.0}
@@ -23,7 +23,8 @@ def analyzer() -> Any:
 
 
 def build_schema() -> Schema:
-    from whoosh.fields import BOOLEAN, ID, KEYWORD, STORED, TEXT, Schema
+    from whoosh.columns import VarBytesColumn
+    from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 
     ana = analyzer()
     return Schema(
@@ -40,7 +41,7 @@ def build_schema() -> Schema:
         tagtext=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
         body=TEXT(analyzer=ana, phrase=False),
         summary=STORED(),
-        data=STORED(),
+        row=COLUMN(VarBytesColumn()),
     )
 
 
@@ -70,8 +71,22 @@ def summary(body: str, limit: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def document(note: Note) -> dict[str, Any]:
-    data = {
+def _epoch(value: str | None) -> float | None:
+    from vault_brain.credit import parse_time
+
+    moment = parse_time(value)
+    return moment.timestamp() if moment is not None else None
+
+
+def row(note: Note) -> dict[str, Any]:
+    """The per-note values listings, ranking, credit and MEMORY.md need, kept in a column
+    so they can be read for every note at once without decompressing stored documents."""
+    return {
+        "id": note.id,
+        "path": note.path,
+        "title": note.title,
+        "type": note.type,
+        "category": note.category,
         "tags": note.tags,
         "aliases": note.aliases,
         "created": note.created,
@@ -81,7 +96,15 @@ def document(note: Note) -> dict[str, Any]:
         "access_count": note.access_count,
         "last_accessed": note.last_accessed,
         "problem": note.problem,
+        "archived": note.archived,
+        # decay runs from the last access (else the last update, else creation)
+        "ref_ts": _epoch(note.last_accessed or note.updated or note.created),
+        "born_ts": _epoch(note.created or note.updated),
+        "stamp_ts": _epoch(note.updated or note.created),
     }
+
+
+def document(note: Note) -> dict[str, Any]:
     return {
         "path": note.path,
         "id": note.id,
@@ -95,5 +118,5 @@ def document(note: Note) -> dict[str, Any]:
         "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
         "body": note.body,
         "summary": summary(note.body),
-        "data": json.dumps(data, ensure_ascii=False, default=str),
+        "row": json.dumps(row(note), ensure_ascii=False, default=str).encode("utf-8"),
     }

@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vault_brain.credit import days_between, effective_score, parse_time
+from vault_brain.credit import days_since, effective_score
 from vault_brain.index.schema import TEXT_FIELDS, analyzer
+from vault_brain.index.store import row_column
 from vault_brain.policy import Policy
 
 SNIPPET_CHARS = 200
@@ -49,22 +50,22 @@ class Hit:
 
 
 def blend(
-    bm25: float, data: dict[str, Any], policy: Policy, now: dt.datetime
+    bm25: float, row: dict[str, Any], policy: Policy, now_ts: float
 ) -> tuple[float, float | None]:
     """Final score = BM25 x credit factor x recency factor; both factors are 1 for a note
     without credit or dates, so plain hand-written notes rank by BM25 alone."""
-    credit = data.get("credit")
+    credit = row.get("credit")
     eff: float | None = None
     factor = 1.0
-    if isinstance(credit, int | float):
-        last = parse_time(data.get("last_accessed") or data.get("updated") or data.get("created"))
-        eff = effective_score(float(credit), days_between(last, now), policy["decay_rate"])
+    if isinstance(credit, int | float) and not isinstance(credit, bool):
+        eff = effective_score(
+            float(credit), days_since(row.get("ref_ts"), now_ts), policy["decay_rate"]
+        )
         factor *= 1.0 + policy["credit_weight"] * (eff - policy["initial_score"])
-    stamp = parse_time(data.get("updated") or data.get("created"))
+    stamp = row.get("stamp_ts")
     if stamp is not None and policy["recency_weight"]:
-        age = days_between(stamp, now)
         half_life = max(policy["recency_half_life_days"], 1e-6)
-        factor *= 1.0 + policy["recency_weight"] * 0.5 ** (age / half_life)
+        factor *= 1.0 + policy["recency_weight"] * 0.5 ** (days_since(stamp, now_ts) / half_life)
     return bm25 * factor, eff
 
 
@@ -117,14 +118,15 @@ class Searcher:
         searcher.weighting = scoring.BM25F(B=self.policy["bm25_b"], K1=self.policy["bm25_k1"])
         limit = max(k, int(self.policy["search_candidates"]))
         results = searcher.search(self._query(terms), limit=limit, filter=self._filter(filters))
-        now = now or dt.datetime.now().astimezone()
+        now_ts = (now or dt.datetime.now().astimezone()).timestamp()
+        rows = row_column(searcher.reader())
         hits: list[Hit] = []
         summaries: dict[str, str] = {}
         for res in results:
             fields = res.fields()
             summaries[fields["path"]] = fields.get("summary", "")
-            data = json.loads(fields.get("data") or "{}")
-            score, eff = blend(float(res.score), data, self.policy, now)
+            row = json.loads(rows[res.docnum] or b"{}")
+            score, eff = blend(float(res.score), row, self.policy, now_ts)
             hits.append(
                 Hit(
                     id=fields["id"],

@@ -279,6 +279,17 @@ class Index:
             self._searcher = self._open().searcher()
         return self._searcher
 
+    def rows(self, include_archived: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(docnum, row) for every live note, from the row column (one pass, no decompression)."""
+        reader = self.searcher().reader()
+        column = row_column(reader)
+        for docnum, raw in enumerate(column):
+            if not raw or reader.is_deleted(docnum):
+                continue
+            data = json.loads(raw)
+            if include_archived or not data.get("archived"):
+                yield docnum, data
+
     def stored_by_id(self, note_id: str, include_archive: bool = True) -> dict[str, Any] | None:
         from whoosh.query import Term
 
@@ -288,12 +299,14 @@ class Index:
                 return fields
         return None
 
-    def iter_stored(self, query: Any = None) -> Iterator[dict[str, Any]]:
-        from whoosh.query import Every
-
+    def rows_for(self, query: Any) -> Iterator[dict[str, Any]]:
+        """The rows of the notes matching a Whoosh query."""
         searcher = self.searcher()
-        for docnum in searcher.docs_for_query(query if query is not None else Every()):
-            yield searcher.stored_fields(docnum)
+        column = row_column(searcher.reader())
+        for docnum in searcher.docs_for_query(query):
+            raw = column[docnum]
+            if raw:
+                yield json.loads(raw)
 
     def manifest_paths(self) -> set[str]:
         return set(self._load_manifest() or {})
@@ -307,6 +320,13 @@ class Index:
 class _CorruptIndex(VaultBrainError):
     def __init__(self, detail: str) -> None:
         super().__init__(f"the search index is damaged ({detail})", hint="run `vb index --rebuild`")
+
+
+def row_column(reader: Any) -> Any:
+    """The row column of a reader; an empty index (Whoosh's EmptyReader) has none."""
+    if reader.doc_count_all() == 0:
+        return []
+    return reader.column_reader("row")
 
 
 def _fast_writer(ix: Any) -> Any:

@@ -10,21 +10,13 @@ once per event; each event is appended to `logs/credit.jsonl`.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.core import Vault
-from vault_brain.credit import (
-    SIGNALS,
-    days_between,
-    effective_score,
-    parse_time,
-    shared_reward,
-    update_score,
-)
+from vault_brain.credit import SIGNALS, days_since, effective_score, shared_reward, update_score
 from vault_brain.errors import NotFoundError, VaultBrainError
 from vault_brain.sessions.transcript import append_record, read_records, transcript_path
 from vault_brain.vault.frontmatter import UneditableNoteError, edit_front_matter, parse_text
@@ -69,7 +61,7 @@ def _edit_keys(tx: Transaction, vault: Vault, rel: str, changes: dict[str, Any])
     except FileNotFoundError:
         return "note no longer exists"
     try:
-        tx.write(full, edit_front_matter(raw, changes, where=rel))
+        tx.write(full, edit_front_matter(raw, changes, where=rel), durable=False)
     except UneditableNoteError as exc:
         return exc.message
     return None
@@ -190,39 +182,27 @@ def _locate(vault: Vault, note_id: str, rel: str | None) -> str | None:
 
 
 def credit_rows(vault: Vault, now: dt.datetime | None = None) -> list[dict[str, Any]]:
-    """Every live note with its stored and effective credit, from the index's stored fields."""
-    from whoosh.query import Term
-
-    now = now or dt.datetime.now().astimezone()
+    """Every live note with its stored and effective credit, from the index's row column."""
+    now_ts = (now or dt.datetime.now().astimezone()).timestamp()
     policy = vault.policy
+    decay = policy["decay_rate"]
     vault.reconcile()
     rows = []
-    for fields in vault.index.iter_stored(Term("archived", False)):
-        data = json.loads(fields.get("data") or "{}")
-        score = _score(data.get("credit"), policy["initial_score"])
-        last = parse_time(data.get("last_accessed") or data.get("updated") or data.get("created"))
-        rows.append(
-            {
-                "id": fields["id"],
-                "path": fields["path"],
-                "title": fields.get("title", ""),
-                "type": fields.get("type", ""),
-                "category": fields.get("category", ""),
-                "pinned": bool(data.get("pinned")),
-                "scored": isinstance(data.get("credit"), int | float),
-                "credit": score,
-                "effective": round(
-                    effective_score(score, days_between(last, now), policy["decay_rate"]), 4
-                ),
-                "access_count": int(data.get("access_count") or 0),
-                "last_accessed": data.get("last_accessed"),
-                "summary": fields.get("summary", ""),
-                "created": data.get("created"),
-                "updated": data.get("updated"),
-                "tags": data.get("tags", []),
-                "problem": data.get("problem"),
-            }
+    for docnum, row in vault.index.rows():
+        credit = row.get("credit")
+        scored = isinstance(credit, int | float) and not isinstance(credit, bool)
+        score = _score(credit, policy["initial_score"])
+        row.update(
+            docnum=docnum,
+            pinned=bool(row.get("pinned")),
+            scored=scored,
+            credit=score,
+            effective=round(
+                effective_score(score, days_since(row.get("ref_ts"), now_ts), decay), 4
+            ),
+            access_count=int(row.get("access_count") or 0),
         )
+        rows.append(row)
     return rows
 
 

@@ -1,9 +1,10 @@
 """MEMORY.md: the best memories under a token budget, for context injection.
 
-Built from the index's stored fields (title, summary, credit, dates), never by parsing every
-note. Notes are chosen pinned first, then by effective credit; the file is grouped into
-sections by type and category and ends with what was left out. The whole file is counted
-with the token counter and never exceeds `max_context_budget`.
+Built from the index (its row column for every note, the stored summary only for the notes
+considered), never by parsing notes. Notes are chosen pinned first, then by effective
+credit; the file is grouped into sections by type and category and ends with what was left
+out. The whole file is counted with the token counter and never exceeds
+`max_context_budget`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from vault_brain.tokens import get_counter
 
 SECTION_ORDER = {("entity", "people"): 0, ("entity", "projects"): 1, ("entity", "preferences"): 2}
 SUMMARY_LIMIT = 300
+MAX_MISSES = 25  # consecutive entries that did not fit before the budget counts as full
 
 
 @dataclass
@@ -99,11 +101,20 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFile:
     reserve = counter.count(_render([], len(rows))) + 16
     used = reserve
     chosen: list[dict[str, Any]] = []
+    searcher = vault.index.searcher()
+    misses = 0
     for row in rows:
+        # the summary is the only stored field read, and only for the notes considered
+        row["summary"] = searcher.stored_fields(row["docnum"]).get("summary", "")
         cost = counter.count(_entry(row)) + 5  # its line break and perhaps a section header
         if used + cost <= budget:
             chosen.append(row)
             used += cost
+            misses = 0
+        else:
+            misses += 1
+            if misses >= MAX_MISSES or budget - used < 12:
+                break  # full: stop rather than scan every remaining note for a tiny one
     text = _render(chosen, len(rows) - len(chosen))
     tokens = counter.count(text)
     while tokens > budget and chosen:

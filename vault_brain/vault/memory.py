@@ -6,7 +6,6 @@ vault lock, and the index is refreshed for exactly the paths that changed.
 
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -29,6 +28,10 @@ from vault_brain.vault.notes import (
 )
 from vault_brain.vault.store import Transaction, note_path, now_iso, safe_relpath, transaction
 
+LIST_KEYS = (
+    *("id", "path", "title", "type", "category", "tags", "pinned", "credit"),
+    *("access_count", "updated", "archived", "problem"),
+)
 ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_front_matter")
 
 
@@ -256,24 +259,8 @@ def list_notes(
     if problems_only:
         parts.append(Term("problem", True))
     query = And(parts) if parts else Every()
-    rows = []
-    for fields in vault.index.iter_stored(query):
-        data = json.loads(fields.get("data") or "{}")
-        rows.append(
-            {
-                "id": fields["id"],
-                "path": fields["path"],
-                "title": fields.get("title", ""),
-                "type": fields.get("type", ""),
-                "category": fields.get("category", ""),
-                "tags": data.get("tags", []),
-                "pinned": bool(data.get("pinned")),
-                "credit": data.get("credit"),
-                "access_count": data.get("access_count", 0),
-                "updated": data.get("updated"),
-                "archived": bool(fields.get("archived")),
-                "problem": data.get("problem"),
-            }
-        )
-    rows.sort(key=lambda r: r["path"])
+    rows: list[dict[str, Any]] = [
+        {k: row.get(k) for k in LIST_KEYS} for row in vault.index.rows_for(query)
+    ]
+    rows.sort(key=lambda r: str(r["path"]))
     return rows

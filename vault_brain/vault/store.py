@@ -196,9 +196,11 @@ class Transaction:
         self._undo.append((path, original))
         self.touched.append(path)
 
-    def write(self, path: Path, data: bytes | str) -> None:
+    def write(self, path: Path, data: bytes | str, *, durable: bool = True) -> None:
+        """`durable=False` skips fsync (still atomic): for counters that the fsynced logs
+        can rebuild, where a crash may at worst lose the last increment."""
         self._remember(path)
-        atomic_write(path, data)
+        atomic_write(path, data, durable=durable)
 
     def create(self, path: Path, data: bytes | str) -> None:
         if path.exists():

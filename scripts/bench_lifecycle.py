@@ -1,0 +1,193 @@
+"""Lifecycle and session benchmarks on a generated vault (default 10,000 notes).
+
+Measures, against the targets in BENCHMARKS.md: MEMORY.md generation, feedback on 10
+memories, `vb maintain` with nothing due, a prune that archives 1,000 notes, context
+assembly for a 1,000-message session, offline compaction of a 100k-token session and an
+offline flush of 200 messages. In-process figures use the library as the CLI does; the
+"process" figures run the real `vb` command.
+
+    python scripts/bench_lifecycle.py [--notes 10000] [--out bench-out/]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gen_vault  # noqa: E402
+
+from vault_brain.core import Vault  # noqa: E402
+from vault_brain.policy import build_policy  # noqa: E402
+
+SENTENCES = [
+    "I prefer short status updates on Mondays.",
+    "We decided to move the launch to the second week of March.",
+    "Alice Kim works at Contoso as the lead engineer.",
+    "Can you summarise the open pull requests?",
+    "Here is the build log, it failed on the integration step again.",
+    "The Apollo project deadline is the end of the quarter.",
+    "Thanks, that helps a lot.",
+]
+
+
+def timed(fn: Callable[[], Any], runs: int = 5) -> tuple[float, Any]:
+    """Median wall time in ms over `runs`, and the last result."""
+    samples = []
+    result = None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples), result
+
+
+def process_ms(args: list[str], runs: int = 5) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "vault_brain", *args],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def make_session(vault: Vault, session: str, messages: int, words: int = 40) -> None:
+    from vault_brain.sessions.transcript import append
+
+    batch = []
+    for n in range(messages):
+        role = "user" if n % 2 == 0 else "assistant"
+        text = " ".join(SENTENCES[(n + i) % len(SENTENCES)] for i in range(max(1, words // 8)))
+        batch.append({"type": role, "content": text})
+        if len(batch) == 200:
+            append(vault.paths, session, batch)
+            batch = []
+    if batch:
+        append(vault.paths, session, batch)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    args = parser.parse_args()
+    root = (args.out / f"lifecycle-{args.notes}").resolve()
+    if root.exists():
+        shutil.rmtree(root)
+    print(f"generating {args.notes} notes in {root} ...", flush=True)
+    gen_vault.generate(root, args.notes, seed=7)
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "vault_brain", "--vault", str(root), "index"],
+        check=True,
+        capture_output=True,
+    )
+    results: dict[str, Any] = {"notes": args.notes, "index_seconds": time.perf_counter() - started}
+    vault = Vault.open(root)
+    vault.reconcile()
+
+    from vault_brain.lifecycle.memory_file import build_memory_file
+
+    results["memory_file_ms"], mf = timed(lambda: build_memory_file(vault))
+    results["memory_file_tokens"] = mf.tokens
+    results["memory_file_process_ms"] = process_ms(["--vault", str(root), "memory-file"], 3)
+
+    from vault_brain.lifecycle.feedback import apply_feedback, record_retrieval
+
+    hits = vault.searcher.search("project review meeting notes", k=10)
+    assert len(hits) == 10, "the generated vault should answer a 10-hit query"
+    record_retrieval(vault, "bench-feedback", "project review", hits, source="bench")
+    results["feedback_10_ms"], _ = timed(lambda: apply_feedback(vault, "bench-feedback", "good"))
+    results["feedback_10_process_ms"] = process_ms(
+        ["--vault", str(root), "feedback", "good", "--session", "bench-feedback"], 3
+    )
+
+    from vault_brain.lifecycle.operations import maintain, plan_prune
+    from vault_brain.lifecycle.plan import apply_plan
+
+    first, report = timed(lambda: maintain(vault), runs=1)
+    results["maintain_first_run_ms"] = first
+    results["maintain_first_run_actions"] = sum(len(r["actions"]) for r in report["runs"])
+    vault = Vault.open(root)
+    results["maintain_nothing_due_ms"], idle = timed(lambda: maintain(Vault.open(root)))
+    assert not idle["runs"], "nothing should be due right after a run"
+    results["maintain_nothing_due_process_ms"] = process_ms(["--vault", str(root), "maintain"])
+
+    # a prune that archives 1,000 notes: make 1,000 scored notes old and low
+    from vault_brain.vault.frontmatter import edit_front_matter
+
+    lowered = 0
+    for rel in sorted(
+        p.relative_to(root).as_posix() for p in (root / "entities/projects").glob("*.md")
+    ):
+        if lowered == 1000:
+            break
+        path = root / rel
+        path.write_bytes(
+            edit_front_matter(
+                path.read_bytes(),
+                {"credit": 0.01, "created": "2020-01-01", "last_accessed": "2020-01-01"},
+            )
+        )
+        lowered += 1
+    vault = Vault.open(root)
+    vault.reconcile()
+    started = time.perf_counter()
+    plan = plan_prune(vault)
+    apply_plan(vault, plan)
+    results["prune_seconds"] = time.perf_counter() - started
+    results["prune_archived"] = len(plan.actions)
+
+    from vault_brain.sessions.loop import build_context
+
+    make_session(vault, "bench-context", 1000)
+    started = time.perf_counter()
+    build_context(vault, "bench-context")
+    results["context_first_ms"] = (time.perf_counter() - started) * 1000
+    results["context_ms"], ctx = timed(lambda: build_context(Vault.open(root), "bench-context"))
+    results["context_messages"] = len(ctx.messages)
+
+    from vault_brain.sessions.compaction import compact
+    from vault_brain.sessions.flush import flush
+    from vault_brain.sessions.transcript import SessionIndex
+
+    make_session(vault, "bench-compact", 500, words=300)
+    results["compact_session_tokens"] = (
+        SessionIndex(vault.paths).info("bench-compact").context_tokens
+    )
+    no_flush = Vault.open(root)
+    no_flush.__dict__["policy"] = build_policy({"flush_before_compaction": False})
+    started = time.perf_counter()
+    done = compact(no_flush, "bench-compact")
+    results["compact_seconds"] = time.perf_counter() - started
+    results["compact_summarized"] = done.summarized
+
+    make_session(vault, "bench-flush", 200)
+    started = time.perf_counter()
+    flushed = flush(Vault.open(root), "bench-flush")
+    results["flush_200_seconds"] = time.perf_counter() - started
+    results["flush_200_notes"] = len(flushed.plan.actions)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"lifecycle-{args.notes}.json").write_text(json.dumps(results, indent=2) + "\n")
+    for key, value in results.items():
+        print(f"{key:34} {value:.1f}" if isinstance(value, float) else f"{key:34} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
