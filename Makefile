@@ -29,6 +29,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_search.py --sizes 1000,10000
 	$(BIN)/python scripts/bench_retrieval.py
+	$(BIN)/python scripts/bench_lifecycle.py --notes 10000
 
 docs: $(STAMP)
 	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py > docs/cli.md

@@ -82,6 +82,24 @@ def main() -> None:
     vb("search", "engine decisions", "--type", "entity")
     vb("search", "tea", "--json")
     vb("list", "--tag", "project")
+    # an agent's turn: retrieval recorded for credit, then feedback
+    vb("loop", "intake", "-s", "demo", "When does Ada prefer meetings? I like short answers.")
+    vb("loop", "context", "-s", "demo")
+    vb(
+        "loop",
+        "persist",
+        "-s",
+        "demo",
+        "--role",
+        "assistant",
+        "--content",
+        "Ada prefers written proposals; we decided to send her one on Tuesday.",
+    )
+    vb("feedback", "good", "--session", "demo")
+    vb("flush", "-s", "demo")
+    vb("memory-file")
+    vb("credit", "report", "--top", "3")
+    vb("maintain", "--dry-run")
     vb("status")
     print(
         f"\nDemo vault: {VAULT} (open it in Obsidian, or try `vb --vault {VAULT.name} search ...`)"
