@@ -53,7 +53,7 @@ SETTINGS: dict[str, Setting] = {
         30, "float", "days after which the recency lift halves", "search"
     ),
     "search_candidates": Setting(
-        50, "int", "BM25 hits re-ranked with credit and recency", "search"
+        20, "int", "BM25 hits re-ranked with credit and recency", "search"
     ),
     "bm25_k1": Setting(1.2, "float", "BM25 term-frequency saturation", "search"),
     "bm25_b": Setting(0.75, "float01", "BM25 length normalisation", "search"),

@@ -99,8 +99,6 @@ class Searcher:
             parts.append(Term("category", filters.category))
         if filters.tag:
             parts.append(Term("tags", filters.tag.lstrip("#").lower()))
-        if not filters.include_archive:
-            parts.append(Term("archived", False))
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else And(parts)
@@ -112,12 +110,17 @@ class Searcher:
         if not terms or k <= 0:
             return []
         from whoosh import scoring
+        from whoosh.query import Term
 
         filters = filters or Filters()
         searcher = self.index.searcher()
         searcher.weighting = scoring.BM25F(B=self.policy["bm25_b"], K1=self.policy["bm25_k1"])
         limit = max(k, int(self.policy["search_candidates"]))
-        results = searcher.search(self._query(terms), limit=limit, filter=self._filter(filters))
+        # archived notes are few: masking them is far cheaper than allowing every live note
+        mask = None if filters.include_archive else Term("archived", True)
+        results = searcher.search(
+            self._query(terms), limit=limit, filter=self._filter(filters), mask=mask
+        )
         now_ts = (now or dt.datetime.now().astimezone()).timestamp()
         rows = row_column(searcher.reader())
         hits: list[Hit] = []
