@@ -24,10 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gen_vault  # noqa: E402
+import gen_vault
 
-from vault_brain.core import Vault  # noqa: E402
-from vault_brain.policy import build_policy  # noqa: E402
+from vault_brain.core import Vault
+from vault_brain.policy import build_policy
 
 SENTENCES = [
     "I prefer short status updates on Mondays.",
@@ -130,20 +130,14 @@ def main() -> int:
     # a prune that archives 1,000 notes: make 1,000 scored notes old and low
     from vault_brain.vault.frontmatter import edit_front_matter
 
-    lowered = 0
-    for rel in sorted(
-        p.relative_to(root).as_posix() for p in (root / "entities/projects").glob("*.md")
-    ):
-        if lowered == 1000:
-            break
-        path = root / rel
-        path.write_bytes(
-            edit_front_matter(
-                path.read_bytes(),
-                {"credit": 0.01, "created": "2020-01-01", "last_accessed": "2020-01-01"},
-            )
-        )
-        lowered += 1
+    prunable = sorted(
+        p
+        for folder in ("entities/projects", "entities/preferences", "episodes")
+        for p in (root / folder).rglob("*.md")
+    )[:1000]
+    old = {"credit": 0.01, "created": "2020-01-01", "last_accessed": "2020-01-01", "pinned": False}
+    for path in prunable:
+        path.write_bytes(edit_front_matter(path.read_bytes(), old))
     vault = Vault.open(root)
     vault.reconcile()
     started = time.perf_counter()

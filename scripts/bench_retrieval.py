@@ -118,16 +118,20 @@ def fresh_vault(vault: Path, stamp: Any, rebuild: bool) -> bool:
     if vault.exists():
         shutil.rmtree(vault)
     (vault.parent / f"{vault.name}.stamp.json").unlink(missing_ok=True)
-    shipped_path(vault).unlink(missing_ok=True)
     vault.parent.mkdir(parents=True, exist_ok=True)
     vb(vault, "init", "--json")
-    # keep the STRATEGY.md that `vb init` wrote: every variant starts from it
-    shutil.copyfile(vault / "STRATEGY.md", shipped_path(vault))
     return False
 
 
-def shipped_path(vault: Path) -> Path:
-    return vault.parent / f"{vault.name}.STRATEGY.shipped.md"
+def shipped_strategy(out: Path) -> str:
+    """STRATEGY.md exactly as `vb init` writes it today: every variant starts from it."""
+    scratch = out / ".init-scratch"
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        vb(scratch, "init", "--json")
+        return (scratch / "STRATEGY.md").read_text(encoding="utf-8")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def index_vault(vault: Path, stamp: Any) -> dict[str, Any]:
@@ -139,9 +143,9 @@ def index_vault(vault: Path, stamp: Any) -> dict[str, Any]:
 _STRATEGY_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w]*):(?P<rest>.*)$")
 
 
-def set_strategy(vault: Path, changes: dict[str, float]) -> None:
-    """Write STRATEGY.md as `vb init` shipped it, with `changes` applied to front matter keys."""
-    lines = shipped_path(vault).read_text(encoding="utf-8").splitlines(keepends=True)
+def set_strategy(vault: Path, shipped: str, changes: dict[str, float]) -> None:
+    """Write STRATEGY.md as `vb init` ships it, with `changes` applied to front matter keys."""
+    lines = shipped.splitlines(keepends=True)
     seen: set[str] = set()
     closing = None
     for i, line in enumerate(lines[1:], 1):
@@ -193,7 +197,6 @@ def parse_variants(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             custom["bm25_b"] = args.b
         name = " ".join(f"{k.removeprefix('bm25_')}={v:g}" for k, v in custom.items())
         variants[name] = custom
-        variants[name + " recency_weight=0"] = {**custom, "recency_weight": 0}
     return variants
 
 
@@ -377,7 +380,7 @@ def bench_locomo(args: argparse.Namespace, variants: dict[str, dict[str, float]]
     for name, changes in variants.items():
         started = time.perf_counter()
         for vault, *_ in jobs:
-            set_strategy(vault, changes)
+            set_strategy(vault, args.shipped, changes)
 
         def run(job: tuple[Path, Path, list[dict[str, Any]], dict[str, str]]) -> None:
             vault, qfile, questions, id_to_dia = job
@@ -392,7 +395,7 @@ def bench_locomo(args: argparse.Namespace, variants: dict[str, dict[str, float]]
         }
         log(f"locomo: variant {name!r} done in {results[name]['seconds']}s")
     for vault, *_ in jobs:
-        set_strategy(vault, {})
+        set_strategy(vault, args.shipped, {})
     return {
         "data": str(data_file),
         "conversations": len(samples),
@@ -472,7 +475,7 @@ def bench_scifact(
     results: dict[str, Any] = {}
     for name, changes in variants.items():
         started = time.perf_counter()
-        set_strategy(vault, changes)
+        set_strategy(vault, args.shipped, changes)
         ranked = run_batch(vault, qfile, 100)
         per_query = {
             qid: (ndcg_at(ranked.get(qid, []), rels, 10), recall_at(ranked.get(qid, []), rels, 100))
@@ -489,7 +492,7 @@ def bench_scifact(
             "seconds": round(time.perf_counter() - started, 1),
         }
         log(f"scifact: variant {name!r} done in {results[name]['seconds']}s")
-    set_strategy(vault, {})
+    set_strategy(vault, args.shipped, {})
     return {
         "data": str(folder),
         "queries": len(queries),
@@ -575,25 +578,33 @@ def main() -> None:
     args.data = args.data.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     variants = parse_variants(args)
+    args.shipped = shipped_strategy(args.out)
     version = subprocess.run([*VB, "--version"], capture_output=True, text=True).stdout.strip()
 
-    report: dict[str, Any] = {
+    run_info = {
         "date": dt.datetime.now().astimezone().replace(microsecond=0).isoformat(),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join(["python", *sys.argv]),
         "vb": version,
-        "targets": {
-            "locomo_bm25": LOCOMO_TARGET,
-            "locomo_dragon": LOCOMO_DRAGON,
-            "scifact_ndcg10": SCIFACT_TARGET_NDCG10,
-        },
+    }
+    # --only updates its own data set in retrieval.json and keeps the other one
+    target = args.out / "retrieval.json"
+    report: dict[str, Any] = {}
+    if args.only and target.is_file():
+        try:
+            report = json.loads(target.read_text(encoding="utf-8"))
+        except ValueError:
+            report = {}
+    report["targets"] = {
+        "locomo_bm25": LOCOMO_TARGET,
+        "locomo_dragon": LOCOMO_DRAGON,
+        "scifact_ndcg10": SCIFACT_TARGET_NDCG10,
     }
     if args.only in (None, "locomo"):
-        report["locomo"] = bench_locomo(args, variants)
+        report["locomo"] = {**run_info, **bench_locomo(args, variants)}
         print_locomo(report["locomo"])
     if args.only in (None, "scifact"):
-        report["scifact"] = bench_scifact(args, variants)
+        report["scifact"] = {**run_info, **bench_scifact(args, variants)}
         print_scifact(report["scifact"])
-    target = args.out / "retrieval.json"
     target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {target}")
 

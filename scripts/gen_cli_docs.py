@@ -22,7 +22,12 @@ def command_names() -> list[str]:
 def render() -> str:
     runner = CliRunner(env={"COLUMNS": "100", "TERMINAL_WIDTH": "100"})
     os.environ["COLUMNS"] = "100"
-    parts = ["# vb command reference", "", "Generated from `vb --help` by `make docs`; do not edit.", ""]
+    parts = [
+        "# vb command reference",
+        "",
+        "Generated from `vb --help` by `make docs`; do not edit.",
+        "",
+    ]
     for args in [[], *[[name] for name in command_names()]]:
         result = runner.invoke(app, [*args, "--help"], prog_name="vb")
         title = "vb " + " ".join(args) if args else "vb"

@@ -47,9 +47,14 @@ GENERATOR_VERSION = 1
 # real words of an engineering team's notes, then pronounceable made-up words as the
 # long tail of rare terms (project code names, jargon, identifiers).
 
-_FUNCTION_WORDS = "the to and of a in for is that on with we it this be as at by".split()
 
-_REAL_WORDS = """
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_FUNCTION_WORDS = _words("the to and of a in for is that on with we it this be as at by")
+
+_REAL_WORDS = _words("""
 team work project meeting note plan issue time user data model test change review
 design build release update problem idea decision question code service api deploy
 customer feature bug fix support feedback agent memory search index query result
@@ -83,12 +88,12 @@ quickly carefully later tomorrow yesterday weekly monthly quarterly annual urgen
 important optional critical minor major stable flaky slow fast cheap expensive
 simple complex clear vague strict loose public private internal external legacy
 modern alpha beta gamma delta omega phoenix atlas orion nova aurora zephyr falcon
-""".split()
+""")
 
-_SYLLABLES = (
+_SYLLABLES = _words(
     "ka lo me ta ri vo sun del mar tek nim bra qui zor pel fen gal hux ion jat "
     "kel mun nor oth pra rel sil tov urb vex wen yal zed cor dax eph fri glo"
-).split()
+)
 
 
 def _build_vocabulary(size: int = 4000) -> list[str]:
@@ -115,26 +120,52 @@ _CUM_WEIGHTS: list[float] = list(
 # Words a query may use: no function words (they are stop words for the analyzer).
 QUERY_WORDS_FROM = len(_FUNCTION_WORDS)
 
-_FIRST_NAMES = """
+_FIRST_NAMES = _words("""
 Alice Bruno Chloe Dmitri Elena Farid Grace Hiro Ines Jonas Keiko Liam Maya Nikolai Olga
 Pedro Quinn Rosa Samir Tara Umar Vera Wen Ximena Yusuf Zoe Amara Bjorn Carmen Diego Emeka
 Fatima Gustav Hana Ivan Julia Kofi Lena Mateo Nadia Oscar Priya Rafael Sofia Tomas Ulla
 Viktor Wanda Yara Zain Anika Boris Clara Dario Esme Felix Greta Hugo Iris Jamal
-""".split()
-_LAST_NAMES = """
+""")
+_LAST_NAMES = _words("""
 Kovacs Moreau Nakamura Okafor Petrov Quintero Rossi Schmidt Tanaka Usman Varga Weber
 Xu Yilmaz Zielinski Andersson Bianchi Castillo Dubois Eriksen Fischer Garcia Haddad
 Ivanova Jensen Kim Lindqvist Mendes Novak Oliveira Park Ramos Silva Takahashi Uddin
 Vidal Wagner Yamamoto Zhang Abe Brandt Costa Diaz Engel Ferreira Gomez Horvat Ito Jung
 Kaur Larsen Muller Nguyen Ortiz Popescu Reyes Santos Torres Urbina Volkov Walsh
-""".split()
+""")
 _EPISODE_KINDS = (
-    "Standup", "Debugging session", "Design review", "Call with", "Retro", "Incident",
-    "Pairing", "Planning", "Customer call", "Interview", "Demo", "Research notes",
+    "Standup",
+    "Debugging session",
+    "Design review",
+    "Call with",
+    "Retro",
+    "Incident",
+    "Pairing",
+    "Planning",
+    "Customer call",
+    "Interview",
+    "Demo",
+    "Research notes",
 )
 _FLAT_TAGS = (
-    "meeting", "decision", "bug", "idea", "followup", "infra", "ml", "frontend", "backend",
-    "ops", "research", "personal", "urgent", "docs", "hiring", "security", "perf", "travel",
+    "meeting",
+    "decision",
+    "bug",
+    "idea",
+    "followup",
+    "infra",
+    "ml",
+    "frontend",
+    "backend",
+    "ops",
+    "research",
+    "personal",
+    "urgent",
+    "docs",
+    "hiring",
+    "security",
+    "perf",
+    "travel",
 )
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "y", "n", "~"}
 _START = dt.datetime(2023, 1, 1, tzinfo=dt.UTC)
@@ -285,8 +316,16 @@ def _plan(rng: random.Random, count: int) -> list[tuple[NoteSpec, dt.datetime]]:
                 tag = f"topic/{zipf_words(rng, 1, start=QUERY_WORDS_FROM)[0]}"
             if tag not in tags:
                 tags.append(tag)
-        spec = NoteSpec(rel=f"{folder}/{slug}.md", id=f"{type_}-{category}-{slug}", type=type_,
-                        category=category, title=title, slug=slug, tags=tags, aliases=aliases)
+        spec = NoteSpec(
+            rel=f"{folder}/{slug}.md",
+            id=f"{type_}-{category}-{slug}",
+            type=type_,
+            category=category,
+            title=title,
+            slug=slug,
+            tags=tags,
+            aliases=aliases,
+        )
         plan.append((spec, created))
     return plan
 
@@ -294,10 +333,16 @@ def _plan(rng: random.Random, count: int) -> list[tuple[NoteSpec, dt.datetime]]:
 def _front_matter(spec: NoteSpec, created: dt.datetime, rng: random.Random) -> list[str]:
     block = rng.random() < 0.4
     if rng.random() < 0.03:  # hand-written: vb derives id, type and category from the path
-        return ["---", f"title: {_yaml_scalar(spec.title)}", *_yaml_list("tags", spec.tags, block),
-                "---"]
-    updated = min(created + dt.timedelta(seconds=rng.randrange(120 * 86400)),
-                  _START + dt.timedelta(seconds=_SPAN_SECONDS))
+        return [
+            "---",
+            f"title: {_yaml_scalar(spec.title)}",
+            *_yaml_list("tags", spec.tags, block),
+            "---",
+        ]
+    updated = min(
+        created + dt.timedelta(seconds=rng.randrange(120 * 86400)),
+        _START + dt.timedelta(seconds=_SPAN_SECONDS),
+    )
     lines = [
         "---",
         f"id: {spec.id}",
@@ -312,8 +357,11 @@ def _front_matter(spec: NoteSpec, created: dt.datetime, rng: random.Random) -> l
         lines += _yaml_list("aliases", spec.aliases, rng.random() < 0.5)
     if rng.random() < 0.4:
         last = updated + dt.timedelta(seconds=rng.randrange(60 * 86400))
-        lines += [f"credit: {round(rng.random(), 3)}", f"access_count: {rng.randint(0, 50)}",
-                  f"last_accessed: {_iso(last, rng)}"]
+        lines += [
+            f"credit: {round(rng.random(), 3)}",
+            f"access_count: {rng.randint(0, 50)}",
+            f"last_accessed: {_iso(last, rng)}",
+        ]
     if rng.random() < 0.02:
         lines.append("pinned: true")
     lines.append("---")
@@ -335,7 +383,9 @@ def _body(spec: NoteSpec, rng: random.Random, notes: list[NoteSpec]) -> tuple[st
         if i in link_at:
             other = notes[rng.randrange(len(notes))]
             if other is not spec:
-                word = f"[[{other.slug}|{other.title}]]" if rng.random() < 0.3 else f"[[{other.slug}]]"
+                word = (
+                    f"[[{other.slug}|{other.title}]]" if rng.random() < 0.3 else f"[[{other.slug}]]"
+                )
         sentence.append(word)
         if len(sentence) >= length or i == total - 1:
             text = " ".join(sentence)
@@ -372,19 +422,29 @@ def vb_command() -> list[str]:
 def init_vault(out: Path, timeout: float = 120.0) -> None:
     """`vb init OUT`; raises RuntimeError with vb's message if it fails."""
     try:
-        proc = subprocess.run([*vb_command(), "init", str(out)], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            [*vb_command(), "init", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         raise RuntimeError(f"`vb init {out}` did not finish in {timeout:.0f}s") from exc
     except OSError as exc:
-        raise RuntimeError(f"cannot run vb ({exc}); is the venv installed? try `make venv`") from exc
+        raise RuntimeError(
+            f"cannot run vb ({exc}); is the venv installed? try `make venv`"
+        ) from exc
     if proc.returncode != 0:
-        raise RuntimeError(f"`vb init {out}` failed ({proc.returncode}): "
-                           f"{(proc.stderr or proc.stdout).strip()}")
+        raise RuntimeError(
+            f"`vb init {out}` failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()}"
+        )
 
 
-def generate(out: Path, notes: int, seed: int = 42, *, force: bool = False,
-             init: bool = True) -> GeneratedVault:
+def generate(
+    out: Path, notes: int, seed: int = 42, *, force: bool = False, init: bool = True
+) -> GeneratedVault:
     """Create a vault at `out` with `notes` synthetic notes. `force` removes `out` first."""
     if notes < 1:
         raise ValueError("notes must be >= 1")
@@ -421,8 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--notes", type=int, default=1000, help="how many notes (default 1000)")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
     parser.add_argument("--force", action="store_true", help="delete OUT first if it exists")
-    parser.add_argument("--no-init", action="store_true",
-                        help="write notes only, without `vb init` (no STRATEGY.md, no git)")
+    parser.add_argument(
+        "--no-init",
+        action="store_true",
+        help="write notes only, without `vb init` (no STRATEGY.md, no git)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     args = parser.parse_args(argv)
     try:
@@ -430,14 +493,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FileExistsError, RuntimeError, ValueError, OSError) as exc:
         print(f"gen_vault: error: {exc}", file=sys.stderr)
         return 2
-    summary = {"root": str(result.root), "notes": len(result.notes), "seed": result.seed,
-               "words": result.words, "seconds": round(result.seconds, 3),
-               "generator_version": GENERATOR_VERSION}
+    summary = {
+        "root": str(result.root),
+        "notes": len(result.notes),
+        "seed": result.seed,
+        "words": result.words,
+        "seconds": round(result.seconds, 3),
+        "generator_version": GENERATOR_VERSION,
+    }
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"generated {len(result.notes)} notes ({result.words} words) in {result.root} "
-              f"in {result.seconds:.1f}s (seed {result.seed})")
+        print(
+            f"generated {len(result.notes)} notes ({result.words} words) in {result.root} "
+            f"in {result.seconds:.1f}s (seed {result.seed})"
+        )
     return 0
 
 

@@ -114,10 +114,11 @@ def run_watch(
         "last_batch": None,
         "stopped": False,
     }
-    vault.reconcile(force=True)
     observer = Observer()
     observer.schedule(_handler(vault, state), str(vault.paths.root), recursive=True)
     observer.start()
+    # reconcile only once watching has begun, so an edit made during start-up is never missed
+    vault.reconcile(force=True)
     last_beat = 0.0
     try:
         while not stop.is_set():
