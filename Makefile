@@ -32,7 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_lifecycle.py --notes 10000
 
 docs: $(STAMP)
-	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py > docs/cli.md
+	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py --help-file vault_brain/help.txt > docs/cli.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

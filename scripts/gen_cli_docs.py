@@ -35,5 +35,22 @@ def render() -> str:
     return "\n".join(parts)
 
 
+def top_help() -> str:
+    """`vb --help` exactly as the typer app prints it to a pipe or an 80-column terminal
+    (saved as vault_brain/help.txt, which `vb --help` prints without importing typer)."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.argv = ['vb', '--help']\nfrom vault_brain.cli import main\nmain()"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return proc.stdout
+
+
 if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["--help-file"]:
+        with open(sys.argv[2], "w", encoding="utf-8") as handle:
+            handle.write(top_help())
     print(render(), end="")

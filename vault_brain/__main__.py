@@ -1,3 +1,3 @@
-from vault_brain.cli import main
+from vault_brain.entry import main
 
 main()
