@@ -37,6 +37,15 @@ class Options:
 
 OPTIONS = Options()
 
+# Filters shared by the commands that select notes (search, list).
+TypeFilter = Annotated[
+    str | None, typer.Option("--type", "-t", help="Only entity, episode or note.")
+]
+CategoryFilter = Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")]
+TagFilter = Annotated[
+    str | None, typer.Option("--tag", help="Only notes with this tag (or a child tag).")
+]
+ArchiveFlag = Annotated[bool, typer.Option("--include-archive", help="Include archived notes.")]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON document (with a version field).")
 ]
@@ -103,6 +112,7 @@ from vault_brain.commands import (  # noqa: E402,F401
     credit_cmds,
     index_cmds,
     lifecycle_cmds,
+    mcp_cmds,
     memory_cmds,
     session_cmds,
     tasks_cmds,

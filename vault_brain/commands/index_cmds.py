@@ -10,7 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from vault_brain.cli import JsonOpt, app, emit, open_vault
+from vault_brain.cli import (
+    ArchiveFlag,
+    CategoryFilter,
+    JsonOpt,
+    TagFilter,
+    TypeFilter,
+    app,
+    emit,
+    open_vault,
+)
 from vault_brain.errors import VaultBrainError
 from vault_brain.render import progress_bar, table
 
@@ -74,18 +83,10 @@ def search(
         str | None, typer.Argument(help="Words to find (BM25; stemmed, any order).")
     ] = None,
     k: Annotated[int, typer.Option("-k", "--limit", min=1, help="How many results.")] = 10,
-    type_: Annotated[
-        str | None, typer.Option("--type", "-t", help="Only entity, episode or note.")
-    ] = None,
-    category: Annotated[
-        str | None, typer.Option("--category", "-c", help="Only this category.")
-    ] = None,
-    tag: Annotated[
-        str | None, typer.Option("--tag", help="Only notes with this tag (or a child tag).")
-    ] = None,
-    include_archive: Annotated[
-        bool, typer.Option("--include-archive", help="Search archived notes too.")
-    ] = False,
+    type_: TypeFilter = None,
+    category: CategoryFilter = None,
+    tag: TagFilter = None,
+    include_archive: ArchiveFlag = False,
     session: Annotated[
         str | None,
         typer.Option(

@@ -6,7 +6,17 @@ from typing import Annotated, Any
 
 import typer
 
-from vault_brain.cli import JsonOpt, app, emit, open_vault, read_content
+from vault_brain.cli import (
+    ArchiveFlag,
+    CategoryFilter,
+    JsonOpt,
+    TagFilter,
+    TypeFilter,
+    app,
+    emit,
+    open_vault,
+    read_content,
+)
 from vault_brain.render import table
 
 
@@ -137,18 +147,10 @@ def restore(
 
 @app.command("list")
 def list_cmd(
-    type_: Annotated[
-        str | None, typer.Option("--type", "-t", help="entity, episode or note.")
-    ] = None,
-    category: Annotated[
-        str | None, typer.Option("--category", "-c", help="Only this category.")
-    ] = None,
-    tag: Annotated[
-        str | None, typer.Option("--tag", help="Only notes with this tag (or a child tag).")
-    ] = None,
-    include_archive: Annotated[
-        bool, typer.Option("--include-archive", help="Also list archived notes.")
-    ] = False,
+    type_: TypeFilter = None,
+    category: CategoryFilter = None,
+    tag: TagFilter = None,
+    include_archive: ArchiveFlag = False,
     archived: Annotated[bool, typer.Option("--archived", help="List only archived notes.")] = False,
     problems: Annotated[
         bool, typer.Option("--problems", help="Only notes vb could not read cleanly.")

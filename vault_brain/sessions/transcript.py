@@ -94,6 +94,18 @@ class SessionInfo:
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def account(self, record: dict[str, Any]) -> None:
+        """Count a record's tokens; a compaction resets the context to what it kept."""
+        kind = record_kind(record)
+        if kind in MESSAGE_TYPES:
+            tokens = _message_tokens(record)
+            self.tokens += tokens
+            self.context_tokens += tokens
+            if kind == "user" and not self.title:
+                self.title = _title(record.get("content"))
+        elif kind == "compaction":
+            self.context_tokens = int(record.get("tokens_after") or 0)
+
 
 class SessionIndex:
     """`sessions/sessions.json`: a cache of the transcripts, rebuilt from them when stale."""
@@ -151,16 +163,8 @@ def recount(path: Path, session_id: str) -> SessionInfo:
         ts = str(record.get("ts", ""))
         info.started = info.started or ts
         info.last_activity = ts or info.last_activity
-        kind = record_kind(record)
-        if kind in MESSAGE_TYPES:
-            info.message_count = max(info.message_count, seq_of(record.get("id")))
-            tokens = _message_tokens(record)
-            info.tokens += tokens
-            info.context_tokens += tokens
-            if kind == "user" and not info.title:
-                info.title = _title(record.get("content"))
-        elif kind == "compaction":
-            info.context_tokens = int(record.get("tokens_after") or 0)
+        info.account(record)
+        info.message_count = max(info.message_count, seq_of(record.get("id")))
     st = path.stat()
     info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
     return info
@@ -194,17 +198,10 @@ def _append(
     written: list[dict[str, Any]] = []
     for record in records:
         full = {"ts": stamp, **record}
-        kind = record_kind(full)
-        if kind in MESSAGE_TYPES:
+        if record_kind(full) in MESSAGE_TYPES:
             info.message_count += 1
             full = {"id": f"m{info.message_count:04d}", **full}
-            tokens = _message_tokens(full)
-            info.tokens += tokens
-            info.context_tokens += tokens
-            if kind == "user" and not info.title:
-                info.title = _title(full.get("content"))
-        elif kind == "compaction":
-            info.context_tokens = int(full.get("tokens_after") or 0)
+        info.account(full)
         written.append(full)
     append_jsonl(path, written)
     info.last_activity = stamp
