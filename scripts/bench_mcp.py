@@ -10,9 +10,10 @@ The vault is generated with scripts/gen_vault.py and indexed with `vb --vault X 
   (MCP handshake) and call memory_search once; wall time of the whole, median of --starts runs;
 * warm memory_search round trip: on one connection, --queries deterministic queries of 1-4
   vocabulary words (after a few warm-up calls); p50/p95 of the client-side wall time. Each call
-  does what an agent's call does: reconcile the index with the files (a stat scan), search, and
-  record the access (front matter of the hits, the session transcript);
-* the same three steps in-process (no MCP), to show where a round trip's time goes;
+  does what an agent's call does: reconcile the index with the files (a stat scan) and search;
+  the access is recorded behind the answer (front matter of the hits, the session transcript);
+* the same steps in-process (no MCP), to show where a round trip's time goes: reconcile and
+  search (in the answer), record + index refresh (done by the server behind the answer);
 * the floors: `python -c pass` and `python -c "import mcp.server.mcpserver"`.
 
 Prints a table and writes OUT/mcp.json. The searches bump access counters in the cached vault
@@ -124,7 +125,8 @@ async def warm_calls(vault: Path, queries: list[str], warmup: int) -> tuple[list
 
 
 def in_process(vault: Path, queries: list[str]) -> dict[str, float]:
-    """The steps of one memory_search without MCP: reconcile, search, record."""
+    """The steps of one memory_search without MCP: reconcile and search (in the answer), then
+    what the server does behind the answer: record the access and refresh the index."""
     from vault_brain.core import Vault
     from vault_brain.lifecycle.feedback import record_retrieval
 
@@ -139,10 +141,12 @@ def in_process(vault: Path, queries: list[str]) -> dict[str, float]:
         t2 = time.perf_counter()
         if hits:
             record_retrieval(v, "bench-mcp-steps", query, hits, source="bench")
+            v.index.refresh([h.path for h in hits])
         t3 = time.perf_counter()
         steps["reconcile_ms"].append((t1 - t0) * 1000)
         steps["search_ms"].append((t2 - t1) * 1000)
-        steps["record_ms"].append((t3 - t2) * 1000)
+        if hits:
+            steps["record_ms"].append((t3 - t2) * 1000)
     return {f"{k}_p50": round(statistics.median(v), 2) for k, v in steps.items()}
 
 
@@ -216,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("warm memory_search round trip p95", f"{results['warm_search_p95_ms']:.2f} ms", ""),
         ("  in process: reconcile p50", f"{steps['reconcile_ms_p50']:.2f} ms", ""),
         ("  in process: search p50", f"{steps['search_ms_p50']:.2f} ms", ""),
-        ("  in process: record access p50", f"{steps['record_ms_p50']:.2f} ms", ""),
+        ("  behind the answer: record + refresh p50", f"{steps['record_ms_p50']:.2f} ms", ""),
         ("python -c pass", f"{python_s:.3f} s", ""),
         ("python -c 'import mcp.server.mcpserver'", f"{sdk_s:.3f} s", ""),
     ]  # fmt: skip

@@ -135,3 +135,14 @@ def test_credit_report_orders_by_effective_score(vault: Path, cli: Any) -> None:
     data = cli("--vault", str(vault), "credit", "report", "--top", "1", "--json").json()
     assert [r["id"] for r in data["highest"]] == ["entity-projects-hi"]
     assert [r["id"] for r in data["lowest"]] == ["entity-projects-lo"]
+
+
+def test_feedback_closes_a_turn_without_user_messages() -> None:
+    """An MCP session has no user messages: each feedback ends the turn it judged."""
+    records = [
+        {"type": "retrieval", "ids": ["a"]},
+        {"type": "feedback", "signal": "positive_feedback"},
+        {"type": "retrieval", "ids": ["b"]},
+    ]
+    assert last_turn(records) == [("b", None)]
+    assert last_turn(records[:2]) == [("a", None)]  # a second signal judges the same turn

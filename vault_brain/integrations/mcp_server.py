@@ -9,7 +9,10 @@ so the server, the CLI, the watcher and sessions can run at once.
 
 Retrievals (memory_retrieve, memory_search) are recorded in the server's session
 (`VB_SESSION_ID`, else `mcp-<time>-<pid>`), so memory_feedback credits the memories this
-agent actually used. A `VaultBrainError` comes back as a tool error with its message and hint.
+agent actually used. Recording writes front matter (access_count, last_accessed), which the
+index must then re-read; to keep reads fast it is done behind the answer: after a second
+without calls, before any other tool runs (so feedback, reports and writes see it), and when
+the server stops. A `VaultBrainError` comes back as a tool error with its message and hint.
 """
 
 # No `from __future__ import annotations` here: the SDK reads the tools' annotations at
@@ -20,8 +23,10 @@ import datetime as dt
 import json
 import logging
 import os
+import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +40,10 @@ from pydantic import BaseModel, Field
 from vault_brain import __version__
 from vault_brain.core import Vault
 from vault_brain.errors import LockedError, NotFoundError, VaultBrainError
+from vault_brain.integrations import WarmVault, error_text, file_stamp
+from vault_brain.vault.store import now_iso
 
 log = logging.getLogger("vault_brain.mcp")
-
-SESSION_ENV = "VB_SESSION_ID"
 
 INSTRUCTIONS = """\
 Long-term memory kept as a Markdown vault (vault_brain). Search it before answering
@@ -65,10 +70,6 @@ class RetrieveResult(BaseModel):
         description="Stored credit in [0, 1] (null for a hand-written note never scored)."
     )
     metadata: dict[str, Any] = Field(description="Front matter plus id, path, title, type.")
-    recorded: bool = Field(
-        description="Whether this access was recorded for credit (false only when another "
-        "writer held the vault lock)."
-    )
 
 
 class SearchHit(BaseModel):
@@ -81,7 +82,6 @@ class SearchHit(BaseModel):
 
 class SearchResult(BaseModel):
     results: list[SearchHit]
-    recorded: bool = Field(description="Whether the returned ids were recorded for credit.")
 
 
 class UpdateResult(BaseModel):
@@ -146,6 +146,13 @@ class _Ref:
     path: str
 
 
+# Pending retrievals are recorded after this many seconds without calls, or at once when
+# this many are pending or the oldest has waited this long.
+FLUSH_DELAY = 1.0
+MAX_PENDING = 16
+MAX_PENDING_SECONDS = 5.0
+
+
 def default_session() -> str:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return f"mcp-{stamp}-{os.getpid()}"
@@ -156,56 +163,127 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
-
-
 class MemoryService:
     """The tools' behaviour over one vault; raises `VaultBrainError`, knows nothing of MCP."""
 
-    def __init__(self, root: Path, session: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        session: str,
+        flush_delay: float = FLUSH_DELAY,
+        warm: WarmVault | None = None,
+    ) -> None:
         from vault_brain.sessions.transcript import check_session_id
 
         self.root = root
         self.session = check_session_id(session)
+        self.flush_delay = flush_delay
         self._lock = threading.Lock()
+        self._warm = warm
         self._vault: Vault | None = None
         self._strategy: tuple[int, int] | None = None
+        self._pending: list[tuple[str, list[_Ref], dict[str, Any]]] = []
+        self._pending_since = 0.0
+        self._timer: threading.Timer | None = None
 
     @contextlib.contextmanager
-    def use(self) -> Iterator[Vault]:
+    def use(self, pending: Literal["skip", "try", "wait"] = "wait") -> Iterator[Vault]:
         """One call at a time, on a vault reconciled with the files (and rebuilt when
-        STRATEGY.md changed, so a long-running server follows policy edits)."""
+        STRATEGY.md changed, so a long-running server follows policy edits). The accesses
+        still pending are recorded first: retrievals `skip` that, reports `try` (not waiting
+        for another writer), and writes and feedback `wait` for the vault lock like any write."""
         with self._lock:
-            yield self._fresh_vault()
+            vault = self._current_vault()
+            if pending != "skip":
+                self._record_pending(vault, wait=pending == "wait")
+            vault.reconcile(force=True)
+            yield vault
 
-    def _fresh_vault(self) -> Vault:
-        strategy = _stamp(self.root / "STRATEGY.md")
+    def _current_vault(self) -> Vault:
+        if self._warm is not None:
+            warm, self._warm = self._warm, None
+            # a failed warm-up is retried below, which raises the error if it persists
+            with contextlib.suppress(Exception):
+                self._vault, self._strategy = warm.result()
+        strategy = file_stamp(self.root / "STRATEGY.md")
         if self._vault is None or strategy != self._strategy:
             if self._vault is not None:
+                self._record_pending(self._vault, wait=False)
                 self._vault.index.close()
             self._vault = Vault.open(self.root)
             self._strategy = strategy
-        self._vault.reconcile(force=True)
         return self._vault
 
-    def _record(self, vault: Vault, query: str, refs: Sequence[Any], tool: str) -> bool:
-        """Bump access counters and note the ids in the session; a locked vault costs the
-        record, not the answer."""
-        from vault_brain.lifecycle.feedback import record_retrieval
-
+    # -- access recording, behind the answers ----------------------------------------
+    def _defer(self, vault: Vault, query: str, refs: Sequence[Any], tool: str) -> None:
+        """Queue a retrieval for recording; a long queue (an agent that never pauses) is
+        recorded at once, so little is pending when the server stops."""
         if not refs:
-            return False
+            return
+        extra = {"tool": tool, "called": now_iso()}
+        self._pending.append((query, [_Ref(r.id, r.path) for r in refs], extra))
+        if len(self._pending) == 1:
+            self._pending_since = time.monotonic()
+        if (
+            len(self._pending) >= MAX_PENDING
+            or time.monotonic() - self._pending_since >= MAX_PENDING_SECONDS
+        ):
+            self._record_pending(vault, wait=False)
+        else:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.flush_delay, self.record_pending)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def record_pending(self, wait: bool = False) -> None:
+        """Record the retrievals not recorded yet: from the idle timer, which never waits
+        for another writer's lock, and at shutdown (`wait`)."""
+        with self._lock:
+            if self._vault is not None:
+                self._record_pending(self._vault, wait)
+
+    def _record_pending(self, vault: Vault, wait: bool) -> None:
+        """Access counters on the notes and retrieval lines in the transcript, then the index
+        re-reads those notes once. Without `wait`, a vault locked by another writer keeps
+        them pending for a later try instead of delaying the answer."""
+        from vault_brain.lifecycle.feedback import record_retrieval
+        from vault_brain.vault.store import vault_lock
+
+        if not self._pending:
+            return
+        if not wait:
+            try:
+                with vault_lock(vault.paths, timeout=0):
+                    pass
+            except LockedError:
+                self._schedule()
+                return
+        done, touched = 0, set[str]()
         try:
-            record_retrieval(vault, self.session, query, refs, source="mcp", extra={"tool": tool})
+            for query, refs, extra in self._pending:
+                record_retrieval(vault, self.session, query, refs, source="mcp", extra=extra)
+                done += 1
+                touched.update(r.path for r in refs)
         except LockedError as exc:
-            log.warning("%s: access not recorded: %s", tool, exc.message)
-            return False
-        return True
+            log.warning("access not recorded yet (will retry): %s", exc.message)
+            self._schedule()
+        except VaultBrainError as exc:  # e.g. a disk error: drop what cannot be written
+            log.error("access not recorded: %s", exc.message)
+            done = len(self._pending)
+        finally:
+            del self._pending[:done]
+        if touched:
+            with contextlib.suppress(VaultBrainError):  # the next reconcile catches up
+                vault.index.refresh(sorted(touched))
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.record_pending(wait=True)
 
     def _note_rel(self, vault: Vault, ref: str) -> str:
         from vault_brain.index.store import is_ignored_rel
@@ -233,10 +311,9 @@ class MemoryService:
     def retrieve(self, ref: str) -> RetrieveResult:
         from vault_brain.vault.notes import load_note
 
-        with self.use() as vault:
-            rel = self._note_rel(vault, ref)
-            note = load_note(vault.paths.root, rel)
-            recorded = self._record(vault, ref, [_Ref(note.id, note.path)], "memory_retrieve")
+        with self.use(pending="skip") as vault:
+            note = load_note(vault.paths.root, self._note_rel(vault, ref))
+            self._defer(vault, ref, [_Ref(note.id, note.path)], "memory_retrieve")
         metadata = {
             **_json_safe(note.meta),
             "id": note.id,
@@ -253,26 +330,27 @@ class MemoryService:
             content=note.body,
             credit_score=note.credit,
             metadata=metadata,
-            recorded=recorded,
         )
 
     def search(self, query: str, type_: str | None, limit: int) -> SearchResult:
         from vault_brain.events import emit
         from vault_brain.index.search import Filters
 
-        with self.use() as vault:
+        with self.use(pending="skip") as vault:
             hits = vault.searcher.search(query, limit, Filters(type=type_))
             emit(
                 vault.paths,
                 "search",
                 {"query": query, "results": [h.id for h in hits], "source": "mcp"},
             )
-            recorded = self._record(vault, query, hits, "memory_search")
+            self._defer(vault, query, hits, "memory_search")
         results = [
-            SearchHit(id=h.id, name=h.title, path=h.path, snippet=h.snippet, score=round(h.score, 6))
+            SearchHit(
+                id=h.id, name=h.title, path=h.path, snippet=h.snippet, score=round(h.score, 6)
+            )
             for h in hits
         ]
-        return SearchResult(results=results, recorded=recorded)
+        return SearchResult(results=results)
 
     def update(self, ref: str, content: str) -> UpdateResult:
         from vault_brain.vault import memory
@@ -292,7 +370,7 @@ class MemoryService:
     def credit_report(self, top_n: int) -> CreditReportResult:
         from vault_brain.lifecycle.feedback import credit_report
 
-        with self.use() as vault:
+        with self.use(pending="try") as vault:
             data = credit_report(vault, top_n)
 
         def entry(row: dict[str, Any]) -> CreditEntry:
@@ -354,21 +432,17 @@ class MemoryService:
 # --------------------------------------------------------------------------- MCP
 
 
-def tool_error_text(exc: VaultBrainError) -> str:
-    return f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
-
-
 @contextlib.contextmanager
 def _as_tool_errors() -> Iterator[None]:
     """A user-facing error becomes a tool error the model can read; the server keeps going."""
     try:
         yield
     except VaultBrainError as exc:
-        raise ToolError(tool_error_text(exc)) from None
+        raise ToolError(error_text(exc)) from None
     except OSError as exc:
         from vault_brain.vault.store import io_error
 
-        raise ToolError(tool_error_text(io_error(exc, exc.filename or "a file"))) from None
+        raise ToolError(error_text(io_error(exc, exc.filename or "a file"))) from None
 
 
 # Parameter types, at module level so the SDK resolves them when it reads the signatures.
@@ -437,13 +511,14 @@ def build_server(service: MemoryService) -> MCPServer:
 
     def memory_retrieve(id: NoteRef) -> RetrieveResult:
         """Read one memory in full: body, credit and front matter. Changes no note's content;
-        the access is recorded so feedback can credit it."""
+        the access is recorded (within a second) so feedback can credit it."""
         with _as_tool_errors():
             return service.retrieve(id)
 
     def memory_search(query: Query, type: SearchType = None, limit: Limit = 10) -> SearchResult:
         """Find memories by words; ranking blends BM25 with credit and recency. Changes no
-        note's content; the returned ids are recorded so feedback can credit them."""
+        note's content; the returned ids are recorded (within a second) so feedback can
+        credit them."""
         with _as_tool_errors():
             return service.search(query, type, limit)
 
@@ -501,8 +576,17 @@ def configure_logging(log_file: Path | None, level: str) -> None:
     root.setLevel(level.upper())
 
 
-def serve(root: Path, session: str | None = None) -> None:
-    """Run the server on stdin/stdout until the client closes the connection."""
-    service = MemoryService(root, session or os.environ.get(SESSION_ENV) or default_session())
+def serve(root: Path, session: str | None = None, warm: WarmVault | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes the connection. Retrievals
+    are recorded in `session`, else in a new `mcp-<time>-<pid>` session."""
+    service = MemoryService(root, session or default_session(), warm=warm)
     log.info("vb mcp: vault %s, session %s", root, service.session)
-    build_server(service).run("stdio")
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)  # unwinds through `finally`: pending accesses recorded
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()

@@ -104,11 +104,12 @@ def record_retrieval(
 
 def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """(id, path) of the memories retrieved in the last turn that retrieved any: turns are
-    separated by user messages, so feedback typed after a reply credits that reply's memories."""
+    separated by user messages and by feedback, so feedback typed after a reply credits that
+    reply's memories, and a second signal on the same turn credits them again."""
     turns: list[list[dict[str, Any]]] = [[]]
     for record in records:
         kind = record.get("type") or record.get("role")
-        if kind == "user":
+        if kind in ("user", "feedback"):  # feedback closes a turn, e.g. in an MCP session
             turns.append([])
         elif kind == "retrieval":
             turns[-1].append(record)

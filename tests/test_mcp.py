@@ -1,0 +1,669 @@
+"""`vb mcp` through the SDK's real stdio client: the server runs as a subprocess
+(`python -m vault_brain --vault DIR mcp`), one per module, and every assertion about what a
+call did is checked in the vault's files, front matter and logs."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import CallToolResult
+
+from conftest import run_vb
+from vault_brain.sessions.transcript import read_records
+from vault_brain.vault.frontmatter import parse_text
+from vault_brain.vault.init import init_vault
+
+SESSION = "test-mcp"
+TOOLS = {
+    "memory_store",
+    "memory_retrieve",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "credit_report",
+    "memory_compact",
+    "memory_feedback",
+}
+
+
+class McpServer:
+    """A real client connected to `vb mcp` over stdio, driven from synchronous tests: one
+    task on a background loop holds the connection and runs the jobs it is given."""
+
+    def __init__(self, params: StdioServerParameters) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.done = asyncio.run_coroutine_threadsafe(self._serve(params, ready), self.loop)
+        ready.result(timeout=60)
+
+    async def _serve(
+        self, params: StdioServerParameters, ready: concurrent.futures.Future[None]
+    ) -> None:
+        try:
+            async with Client(params, read_timeout_seconds=60) as client:
+                ready.set_result(None)
+                while (job := await self.queue.get()) is not None:
+                    fn, future = job
+                    try:
+                        future.set_result(await fn(client))
+                    except Exception as exc:
+                        future.set_exception(exc)
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            raise
+
+    def run(self, fn: Callable[[Client], Awaitable[Any]]) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (fn, future))
+        return future.result(timeout=120)
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        return self.run(lambda client: client.call_tool(name, arguments or {}))
+
+    def ok(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = self.call(name, arguments)
+        assert not result.is_error, result.content
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    def error(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        result = self.call(name, arguments)
+        assert result.is_error, result.structured_content
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    def settle(self) -> None:
+        """Any tool but the retrievals first records the accesses still pending."""
+        self.ok("credit_report", {"top_n": 1})
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
+        self.done.result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+def server_params(vault: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "vault_brain", "--vault", str(vault), "mcp"],
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mcp") / "vault"
+    init_vault(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(vault: Path) -> Iterator[McpServer]:
+    srv = McpServer(server_params(vault, VB_SESSION_ID=SESSION))
+    yield srv
+    srv.close()
+
+
+def meta(vault: Path, rel: str) -> dict[str, Any]:
+    return parse_text((vault / rel).read_bytes()).meta
+
+
+def body(vault: Path, rel: str) -> str:
+    return parse_text((vault / rel).read_bytes()).body
+
+
+def session_records(vault: Path) -> list[dict[str, Any]]:
+    return list(read_records(vault / "sessions" / f"{SESSION}.jsonl"))
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def write_note(vault: Path, rel: str, front: dict[str, Any], text: str) -> None:
+    """A note written by hand (or Obsidian): atomically, as editors save."""
+    path = vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items())
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"---\n{head}---\n{text}", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def test_every_tool_is_listed_with_schemas_and_hints(server: McpServer) -> None:
+    tools = {t.name: t for t in server.run(lambda c: c.list_tools()).tools}
+    assert set(tools) == TOOLS
+    store = tools["memory_store"].input_schema
+    assert store["required"] == ["type", "category", "name", "content"]
+    assert store["properties"]["type"]["enum"] == ["entity", "episode"]
+    assert tools["memory_search"].input_schema["required"] == ["query"]
+    assert tools["memory_compact"].input_schema.get("required", []) == []
+    for name, tool in tools.items():
+        assert tool.output_schema is not None, name
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+    for name in ("memory_retrieve", "memory_search", "credit_report"):
+        assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
+    for name in ("memory_update", "memory_delete", "memory_compact"):
+        hints = tools[name].annotations
+        assert hints.read_only_hint is False and hints.destructive_hint is True  # type: ignore[union-attr]
+    for name in ("memory_store", "memory_feedback"):
+        hints = tools[name].annotations
+        assert hints.read_only_hint is False and hints.destructive_hint is False  # type: ignore[union-attr]
+    assert tools["memory_delete"].annotations.idempotent_hint is True  # type: ignore[union-attr]
+    assert tools["memory_search"].output_schema["properties"]["results"]["type"] == "array"  # type: ignore[index]
+
+
+def test_store_writes_the_note_at_the_returned_path(server: McpServer, vault: Path) -> None:
+    out = server.ok(
+        "memory_store",
+        {
+            "type": "entity",
+            "category": "people",
+            "name": "Ada Lovelace",
+            "content": "Ada prefers tea over coffee.",
+            "tags": ["friends", "#Math"],
+        },
+    )
+    assert out == {"id": "entity-people-ada-lovelace", "path": "entities/people/ada-lovelace.md"}
+    front = meta(vault, out["path"])
+    assert front["id"] == out["id"] and front["type"] == "entity"
+    assert front["category"] == "people" and front["title"] == "Ada Lovelace"
+    assert front["tags"] == ["friends", "math"] and front["credit"] == 0.5
+    assert body(vault, out["path"]) == "Ada prefers tea over coffee.\n"
+
+    episode = server.ok(
+        "memory_store",
+        {"type": "episode", "category": "", "name": "Kickoff call", "content": "We met."},
+    )
+    month = dt.date.today().strftime("%Y-%m")
+    assert episode["path"] == f"episodes/{month}/kickoff-call.md"
+    assert meta(vault, episode["path"])["category"] == "general"
+
+
+def test_retrieve_returns_the_note_and_records_the_access(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Apollo", "content": "Apollo ships."},
+    )
+    out = server.ok("memory_retrieve", {"id": stored["id"]})
+    assert out["content"] == "Apollo ships.\n" and out["credit_score"] == 0.5
+    assert out["metadata"]["path"] == stored["path"] and out["metadata"]["title"] == "Apollo"
+    server.settle()
+    assert meta(vault, stored["path"])["access_count"] == 1
+    last = session_records(vault)[-1]
+    assert last["type"] == "retrieval" and last["tool"] == "memory_retrieve"
+    assert last["ids"] == [stored["id"]] and last["paths"] == [stored["path"]]
+    # by path as well as by id
+    assert server.ok("memory_retrieve", {"id": stored["path"]})["id"] == stored["id"]
+    server.settle()
+    assert meta(vault, stored["path"])["access_count"] == 2
+
+
+def test_search_is_credit_weighted_and_records_access(server: McpServer, vault: Path) -> None:
+    text = "Quokka habitat notes: quokkas live on Rottnest Island.\n"
+    low, high = "entities/projects/quokka-low.md", "entities/projects/quokka-high.md"
+    write_note(vault, low, {"title": "Quokka low", "credit": 0.1}, text)
+    write_note(vault, high, {"title": "Quokka high", "credit": 0.9}, text)
+    out = server.ok("memory_search", {"query": "quokka habitat", "limit": 5})
+    names = [r["name"] for r in out["results"]]
+    assert names == ["Quokka high", "Quokka low"]
+    assert out["results"][0]["score"] > out["results"][1]["score"]
+    assert "Rottnest" in out["results"][0]["snippet"]
+    server.settle()
+    assert [meta(vault, rel)["access_count"] for rel in (high, low)] == [1, 1]
+    last = session_records(vault)[-1]
+    assert last["type"] == "retrieval" and last["query"] == "quokka habitat"
+    assert last["ids"] == [r["id"] for r in out["results"]] and last["tool"] == "memory_search"
+
+    assert server.ok("memory_search", {"query": "quokka habitat", "type": "episode"}) == {
+        "results": []
+    }
+    top = server.ok("memory_search", {"query": "quokka", "limit": 1})["results"]
+    assert [r["name"] for r in top] == ["Quokka high"]
+    server.settle()
+    assert [meta(vault, rel)["access_count"] for rel in (high, low)] == [2, 1]
+
+
+def test_accesses_are_recorded_after_a_second_without_calls(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Idle", "content": "Idle heron."},
+    )
+    server.ok("memory_search", {"query": "idle heron"})
+    deadline = time.monotonic() + 10
+    while meta(vault, stored["path"]).get("access_count") != 1:
+        assert time.monotonic() < deadline, "the access was never recorded"
+        time.sleep(0.1)
+    assert session_records(vault)[-1]["ids"][0] == stored["id"]
+
+
+def test_feedback_credits_the_retrieved_memories_in_front_matter_and_log(
+    server: McpServer, vault: Path
+) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "preferences", "name": "Editor", "content": "Uses Helix."},
+    )
+    server.ok("memory_search", {"query": "helix editor"})
+    out = server.ok("memory_feedback", {"signal": "good"})
+    assert out["session"] == SESSION and out["signal"] == "positive_feedback"
+    changes = {c["id"]: c for c in out["changes"]}
+    assert stored["id"] in changes
+    change = changes[stored["id"]]
+    assert change["old"] == 0.5 and change["new"] > 0.5
+    for c in out["changes"]:
+        assert meta(vault, c["path"])["credit"] == c["new"]
+    logged = jsonl(vault / "logs" / "credit.jsonl")[-1]
+    assert logged["event"] == "feedback" and logged["session"] == SESSION
+    assert logged["changes"] == out["changes"]
+    assert session_records(vault)[-1]["type"] == "feedback"
+
+
+def test_update_replaces_the_body_and_only_the_updated_line(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Zephyr", "content": "Old text."},
+    )
+    before = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
+    out = server.ok("memory_update", {"id": stored["id"], "content": "New text, **bold**."})
+    assert out == {"id": stored["id"], "updated": True, "path": stored["path"]}
+    after = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
+
+    def front(lines: list[str]) -> list[str]:
+        end = lines.index("---", 1)
+        return [line for line in lines[1:end] if not line.startswith("updated:")]
+
+    assert front(after) == front(before)  # every other front matter line as it was
+    assert meta(vault, stored["path"])["updated"] >= meta(vault, stored["path"])["created"]
+    assert body(vault, stored["path"]) == "New text, **bold**.\n"
+
+
+def test_delete_archives_and_never_hard_deletes(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Gadget", "content": "Gadget v1."},
+    )
+    out = server.ok("memory_delete", {"id": stored["id"], "reason": "superseded"})
+    assert out == {
+        "id": stored["id"],
+        "archived": True,
+        "path": f"archive/{stored['path']}",
+        "original_path": stored["path"],
+    }
+    assert not (vault / stored["path"]).exists()
+    front = meta(vault, out["path"])
+    assert front["archived"] and front["archive_reason"] == "superseded"
+    assert front["archived_from"] == stored["path"]
+    assert body(vault, out["path"]) == "Gadget v1.\n"
+    assert server.ok("memory_search", {"query": "gadget"})["results"] == []
+    again = server.error("memory_delete", {"id": stored["id"]})
+    assert "is already archived" in again
+
+
+def test_credit_report_ranks_by_effective_credit(server: McpServer, vault: Path) -> None:
+    write_note(vault, "entities/people/top-scorer.md", {"title": "Top scorer", "credit": 0.99}, "x")
+    out = server.ok("credit_report", {"top_n": 3})
+    assert len(out["entries"]) == 3 and out["entries"][0]["name"] == "Top scorer"
+    scores = [e["score"] for e in out["entries"]]
+    assert scores == sorted(scores, reverse=True)
+    lowest = [e["score"] for e in out["lowest"]]
+    assert lowest == sorted(lowest) and lowest[0] <= scores[-1]
+    assert out["count"] == run_vb("--vault", str(vault), "list", "--json").json()["count"]
+
+
+def test_compact_consolidates_and_prunes(server: McpServer, vault: Path) -> None:
+    day = dt.datetime.now().astimezone().replace(hour=9, minute=0, second=0, microsecond=0)
+    month = day.strftime("%Y-%m")
+    for n, tags in ((1, ["harbour", "ops"]), (2, ["harbour"])):
+        write_note(
+            vault,
+            f"episodes/{month}/harbour-{n}.md",
+            {
+                "id": f"episode-general-harbour-{n}",
+                "type": "episode",
+                "title": f"Harbour visit {n}",
+                "tags": tags,
+                "created": (day + dt.timedelta(minutes=n)).isoformat(),
+                "credit": 0.3,
+            },
+            f"Harbour inspection part {n}.\n",
+        )
+    old = (day - dt.timedelta(days=40)).isoformat()
+    write_note(
+        vault,
+        "entities/projects/stale-idea.md",
+        {"title": "Stale idea", "created": old, "updated": old, "credit": 0.05},
+        "Never used.\n",
+    )
+    out = server.ok("memory_compact", {})
+    assert out["consolidated"] == 2 and out["pruned"] == 1
+    assert sorted(out["archived"]) == [
+        "entities/projects/stale-idea.md",
+        f"episodes/{month}/harbour-1.md",
+        f"episodes/{month}/harbour-2.md",
+    ]
+    [merged] = out["created"]
+    assert meta(vault, merged)["merged_from"] == [
+        "episode-general-harbour-1",
+        "episode-general-harbour-2",
+    ]
+    for rel in out["archived"]:
+        assert not (vault / rel).exists() and meta(vault, f"archive/{rel}")["archived"]
+    runs = [r for r in jsonl(vault / "logs" / "lifecycle.jsonl") if r.get("event") == "run"]
+    assert [r["operation"] for r in runs[-2:]] == ["consolidate", "prune"]
+
+
+def test_an_agent_that_never_pauses_has_its_accesses_recorded_in_batches(
+    tmp_path: Path,
+) -> None:
+    from vault_brain.integrations.mcp_server import MAX_PENDING, MemoryService
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    write_note(root, "entities/projects/loop.md", {"title": "Loop"}, "Loop note.\n")
+    service = MemoryService(root, "burst", flush_delay=3600)  # the idle timer never fires
+    for n in range(MAX_PENDING - 1):
+        assert service.search(f"loop {n}", None, 5).results
+    assert meta(root, "entities/projects/loop.md").get("access_count") is None  # pending
+    service.search("loop", None, 5)
+    assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING
+    service.search("loop again", None, 5)
+    service.close()  # what the server does when it stops
+    assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING + 1
+    records = list(read_records(root / "sessions" / "burst.jsonl"))
+    assert [r["query"] for r in records][-2:] == ["loop", "loop again"]
+    assert all(r["type"] == "retrieval" and r["called"] <= r["ts"] for r in records)
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> None:
+    other = McpServer(server_params(vault))  # a second server process on the same vault
+    try:
+
+        async def burst(client: Client, who: str) -> list[CallToolResult]:
+            stores = [
+                client.call_tool(
+                    "memory_store",
+                    {
+                        "type": "entity",
+                        "category": "projects",
+                        "name": "Parallel note",
+                        "content": f"Written by {who} #{n}, concurrently.",
+                    },
+                )
+                for n in range(8)
+            ]
+            reads = [client.call_tool("memory_search", {"query": "concurrently"}) for _ in range(4)]
+            return list(await asyncio.gather(*stores, *reads))
+
+        pool = concurrent.futures.ThreadPoolExecutor(2)
+        mine = pool.submit(server.run, lambda c: burst(c, "a"))
+        theirs = pool.submit(other.run, lambda c: burst(c, "b"))
+        results = mine.result(timeout=120) + theirs.result(timeout=120)
+    finally:
+        other.close()
+    assert not [r.content for r in results if r.is_error]
+    stored = [r.structured_content for r in results if "path" in (r.structured_content or {})]
+    paths = {s["path"] for s in stored if s}
+    assert len(paths) == 16  # one note each, none overwritten
+    texts = {body(vault, p) for p in paths}
+    assert texts == {f"Written by {w} #{n}, concurrently.\n" for w in "ab" for n in range(8)}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("memory_retrieve", {"id": "no-such-note"}, "no note with id 'no-such-note'"),
+        ("memory_retrieve", {"id": "../../etc/passwd"}, "is outside the vault"),
+        ("memory_update", {"id": "../outside.md", "content": "x"}, "is outside the vault"),
+        ("memory_delete", {"id": "/etc/hosts"}, "is outside the vault"),
+        ("memory_retrieve", {"id": "STRATEGY.md"}, "'STRATEGY.md' is not a memory note"),
+        ("memory_retrieve", {"id": "logs/credit.jsonl"}, "is not a memory note"),
+        ("memory_search", {"query": "x", "limit": "ten"}, "limit"),
+        ("memory_search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
+        ("memory_store", {"type": "fact", "category": "c", "name": "n", "content": "c"}, "type"),
+        ("memory_store", {"type": "entity", "category": "people", "name": "n"}, "content"),
+        (
+            "memory_store",
+            {"type": "entity", "category": "people", "name": "n", "content": "c", "tags": "a"},
+            "tags",
+        ),
+        (
+            "memory_store",
+            {"type": "entity", "category": " ", "name": "n", "content": "c"},
+            "an entity needs a category",
+        ),
+        ("memory_feedback", {"signal": "great"}, "signal"),
+        ("memory_unknown", {}, "Unknown tool"),
+    ],
+)
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_going(
+    server: McpServer, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    text = server.error(tool, arguments)
+    assert message in text
+    assert server.ok("credit_report", {"top_n": 1})["count"] >= 0
+
+
+def test_an_error_carries_the_hint(server: McpServer) -> None:
+    text = server.error(
+        "memory_store", {"type": "entity", "category": "", "name": "n", "content": "c"}
+    )
+    assert "an entity needs a category (hint:" in text
+
+
+def test_a_path_escaping_name_stays_inside_the_vault(server: McpServer, vault: Path) -> None:
+    out = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "../../..", "name": "../../evil", "content": "Nope."},
+    )
+    target = (vault / out["path"]).resolve()
+    assert target.is_relative_to(vault.resolve()) and target.is_file()
+    assert (
+        not (vault.parent / "evil.md").exists() and not (vault.parent.parent / "evil.md").exists()
+    )
+
+
+def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Heron", "content": "Heron v1."},
+    )
+    assert server.ok("memory_search", {"query": "xylophone"})["results"] == []
+    path = vault / stored["path"]
+    text = path.read_text(encoding="utf-8").replace("Heron v1.", "Heron plays the xylophone.")
+    tmp = path.with_name(".heron.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)  # as an editor saves
+    hits = server.ok("memory_search", {"query": "xylophone"})["results"]
+    assert [h["id"] for h in hits] == [stored["id"]]
+    assert server.ok("memory_retrieve", {"id": stored["id"]})["content"] == (
+        "Heron plays the xylophone.\n"
+    )
+    write_note(vault, "entities/projects/new-by-hand.md", {"title": "By hand"}, "Marimba too.\n")
+    assert [h["name"] for h in server.ok("memory_search", {"query": "marimba"})["results"]] == [
+        "By hand"
+    ]
+
+
+def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Path) -> None:
+    server = McpServer(server_params(vault, VB_LOCK_TIMEOUT="0.5"))
+    try:
+        server.ok(
+            "memory_store",
+            {"type": "entity", "category": "projects", "name": "Lock", "content": "Lockpicking."},
+        )
+        lock = filelock.FileLock(str(vault / ".vb" / "vault.lock"))
+        with lock.acquire(timeout=5):
+            text = server.error(
+                "memory_store",
+                {"type": "entity", "category": "projects", "name": "Blocked", "content": "No."},
+            )
+            assert "the vault is locked by another vb process (waited 0.5s)" in text
+            assert "VB_LOCK_TIMEOUT" in text  # the hint
+            found = server.ok("memory_search", {"query": "lockpicking"})
+            assert [r["name"] for r in found["results"]] == ["Lock"]  # reads still answer
+            time.sleep(1.5)  # the idle timer finds the vault locked: it tries again later
+        lock_note = "entities/projects/lock.md"
+        assert not (vault / "entities/projects/blocked.md").exists()
+        out = server.ok(
+            "memory_store",
+            {"type": "entity", "category": "projects", "name": "Blocked", "content": "Now yes."},
+        )
+        assert body(vault, out["path"]) == "Now yes.\n"
+        assert meta(vault, lock_note)["access_count"] == 1  # recorded once the lock was free
+    finally:
+        server.close()
+
+
+# --------------------------------------------------------------------------- process
+
+
+def test_stdout_carries_only_protocol_messages(vault: Path) -> None:
+    """A handshake-era client (protocol 2025-06-18), raw JSON-RPC lines, debug logging on."""
+    write_note(vault, "entities/places/rottnest.md", {"title": "Rottnest"}, "Rottnest Island.\n")
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "rottnest island"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "memory_retrieve", "arguments": {"id": "nope"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_brain", "--vault", str(vault), "mcp", "--log-level", "DEBUG"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines = []
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:  # wait for the answer before the next request
+                lines.append(proc.stdout.readline())
+        proc.stdin.close()
+        lines += proc.stdout.read().splitlines()
+        stderr = proc.stderr.read() if proc.stderr else ""
+        assert proc.wait() == 0, stderr
+    finally:
+        watchdog.cancel()
+    replies = [json.loads(line) for line in lines if line.strip()]
+    assert len(replies) == 3 and all(line.strip() for line in lines)
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+    by_id = {r["id"]: r for r in replies if "id" in r}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "vault-brain"
+    assert by_id[2]["result"]["structuredContent"]["results"]
+    assert by_id[3]["result"]["isError"] is True
+    assert "DEBUG" in stderr  # the logs went to stderr
+    # the search's access was recorded when the server stopped (stdin closed)
+    recorded = [
+        r
+        for path in (vault / "sessions").glob("mcp-*.jsonl")
+        for r in read_records(path)
+        if r.get("query") == "rottnest island"
+    ]
+    assert len(recorded) == 1 and recorded[0]["type"] == "retrieval"
+
+
+def test_a_missing_vault_fails_before_serving(tmp_path: Path) -> None:
+    res = run_vb("--vault", str(tmp_path / "nowhere"), "mcp")
+    assert res.exit_code == 5 and res.stdout == ""
+    assert "does not exist" in res.stderr
+
+
+def test_an_invalid_session_id_fails_before_serving(vault: Path) -> None:
+    res = run_vb("--vault", str(vault), "mcp", env={"VB_SESSION_ID": "../escape"})
+    assert res.exit_code == 1 and res.stdout == ""
+    assert "invalid session id '../escape'" in res.stderr
+
+
+@pytest.mark.parametrize("client", ["claude-code", "opencode", "cursor"])
+def test_print_config_gives_each_client_a_working_command(vault: Path, client: str) -> None:
+    res = run_vb("--vault", str(vault), "mcp", "--print-config", client, "--json")
+    assert res.exit_code == 0, res.stderr
+    data = res.json()
+    config = data["config"]
+    if client == "opencode":
+        assert data["file"] == "opencode.json"
+        entry = config["mcp"]["vault-brain"]
+        assert entry["type"] == "local" and entry["enabled"] is True
+        command = entry["command"]
+    else:
+        assert data["file"] == (".mcp.json" if client == "claude-code" else ".cursor/mcp.json")
+        entry = config["mcpServers"]["vault-brain"]
+        command = [entry["command"], *entry["args"]]
+    assert Path(command[0]).is_absolute() and os.access(command[0], os.X_OK)
+    assert command[-3:] == ["--vault", str(vault), "mcp"]
+    if client == "claude-code":
+        assert entry["type"] == "stdio"
+        assert data["shell"].startswith("claude mcp add --scope user vault-brain -- ")
+        assert data["shell"].endswith(f"--vault {vault} mcp")
+    text = run_vb("--vault", str(vault), "mcp", "--print-config", client).stdout
+    if client == "claude-code":
+        assert data["shell"] in text and json.dumps(config, indent=2) in text
+    else:
+        assert json.loads(text) == config  # plain JSON: `> .cursor/mcp.json` works
+
+
+def test_the_printed_command_starts_a_working_server(vault: Path) -> None:
+    data = run_vb("--vault", str(vault), "mcp", "--print-config", "cursor", "--json").json()
+    entry = data["config"]["mcpServers"]["vault-brain"]
+    srv = McpServer(StdioServerParameters(command=entry["command"], args=entry["args"]))
+    try:
+        assert {t.name for t in srv.run(lambda c: c.list_tools()).tools} == TOOLS
+        assert srv.ok("memory_search", {"query": "quokka"})["results"]
+    finally:
+        srv.close()
+
+
+def test_print_config_rejects_an_unknown_client(vault: Path) -> None:
+    res = run_vb("--vault", str(vault), "mcp", "--print-config", "emacs")
+    assert res.exit_code == 1
+    assert "unknown MCP client 'emacs'" in res.stderr
