@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "bench"
 VB = [sys.executable, "-m", "vault_brain"]
 # Bump when the way notes are written changes: cached vaults are then rebuilt.
-NOTE_FORMAT = 1
+NOTE_FORMAT = 2
 
 LOCOMO_KS = (5, 10, 25, 50)
 LOCOMO_CATEGORIES = {
@@ -291,9 +291,10 @@ def build_locomo_vault(
             }
             if when:
                 meta["created"] = when.isoformat(timespec="seconds")
-            notes.append(
-                (vault / "episodes" / month / f"{slug(sample_id)}-{slug(dia_id)}.md", meta, body)
-            )
+            # vb indexes a file name that differs from the title as a search name, so the
+            # name is made of tokens no question contains ("conv26-d1t3", not "conv-26-d1-3")
+            name = f"{slug(sample_id).replace('-', '')}-{slug(dia_id).replace('-', 't')}.md"
+            notes.append((vault / "episodes" / month / name, meta, body))
     info: dict[str, Any] = {"notes": len(notes), "undated_sessions": undated, "cached": True}
     if not fresh_vault(vault, stamp, rebuild):
         for path, meta, body in notes:
