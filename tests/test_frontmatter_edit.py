@@ -460,7 +460,8 @@ def _render(value: Any, style: int) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
-        return ["true", "false", "True", "False", "yes", "no"][(style % 3) * 2 + (not value)]
+        # YAML 1.2 (as Obsidian reads it): only true/false spellings are booleans
+        return ["true", "false", "True", "False", "TRUE", "FALSE"][(style % 3) * 2 + (not value)]
     if isinstance(value, int | float):
         return str(value)
     if style % 3 == 1:

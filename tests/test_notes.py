@@ -405,3 +405,24 @@ def test_slugify_is_never_empty_dotted_or_a_path(text: str) -> None:
     assert all(ch.isalnum() for ch in slug.split("-")[0]), slug
     assert all(part and all(ch.isalnum() for ch in part) for part in slug.split("-")), slug
     assert len(slug) <= 80
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "key", "expected"),
+    [
+        ("id: 013", "id", "013"),  # YAML 1.1 would read the octal number 11
+        ("id: 0x1F", "id", "0x1F"),
+        ("title: 12:30", "title", "12:30"),  # YAML 1.1 would read 750 (sexagesimal)
+        ("flag: yes", "flag", "yes"),  # only true/false are booleans, as in Obsidian
+        ("flag: true", "flag", True),
+        ("count: 012", "count", 12),
+        ("ratio: 0.25", "ratio", 0.25),
+    ],
+)
+def test_front_matter_scalars_read_as_obsidian_reads_them(
+    yaml_text: str, key: str, expected: object
+) -> None:
+    from vault_brain.vault.frontmatter import parse_text
+
+    meta = parse_text(f"---\n{yaml_text}\n---\nbody\n".encode()).meta
+    assert meta[key] == expected and type(meta[key]) is type(expected)

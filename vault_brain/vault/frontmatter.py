@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vault_brain.errors import VaultBrainError
@@ -46,6 +47,54 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_VERBATIM_KEYS = ("id", "title", "category")
+
+
+@lru_cache(maxsize=1)
+def _loader() -> Any:
+    """PyYAML's safe loader with YAML 1.2 scalars, as Obsidian reads them: only true/false
+    are booleans, no sexagesimal numbers (`12:30` stays text), no octal from a leading 0."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[misc,valid-type]
+        pass
+
+    legacy = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in legacy]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:int",
+        re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+        list("-+0123456789"),
+    )
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+        list("-+.0123456789"),
+    )
+
+    def construct_int(loader: Any, node: Any) -> int:
+        text = str(loader.construct_scalar(node))
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        return int(text, 16) if text.startswith("0x") else int(text, 10)
+
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    return Loader
+
+
 def decode(raw: bytes) -> str:
     """Bytes of a note -> text without BOM and with '\\n' line ends (for reading only)."""
     text = raw.decode("utf-8", errors="replace")
@@ -68,9 +117,8 @@ def parse_text(raw: bytes | str) -> Parsed:
     except ValueError:
         return Parsed({}, text, True, error="front matter has no closing --- line")
     body = body[1:] if body.startswith("\n") else body
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = handler.load(fm, Loader=loader)
+        data = handler.load(fm, Loader=_loader())
     except (
         yaml.YAMLError,
         ValueError,
@@ -85,6 +133,11 @@ def parse_text(raw: bytes | str) -> Parsed:
     if not isinstance(data, dict):
         return Parsed({}, body, True, error="front matter is not a mapping of keys to values")
     meta = {str(k): _plain(v) for k, v in data.items()}
+    for key in _VERBATIM_KEYS:  # `id: 013` is the id "013", not the number 13
+        if key in meta and not isinstance(meta[key], str) and meta[key] is not None:
+            found = re.search(rf"^{key}:[ \t]*(.+?)[ \t]*$", fm, re.MULTILINE)
+            if found and not found.group(1).startswith(("[", "{", "'", '"', "|", ">")):
+                meta[key] = found.group(1)
     return Parsed(meta, body, True, raw_meta_keys=list(meta))
 
 
