@@ -55,8 +55,8 @@ SETTINGS: dict[str, Setting] = {
     "search_candidates": Setting(
         20, "int", "BM25 hits re-ranked with credit and recency", "search"
     ),
-    "bm25_k1": Setting(1.2, "float", "BM25 term-frequency saturation", "search"),
-    "bm25_b": Setting(0.75, "float01", "BM25 length normalisation", "search"),
+    "bm25_k1": Setting(1.0, "float", "BM25 term-frequency saturation", "search"),
+    "bm25_b": Setting(0.6, "float01", "BM25 length normalisation", "search"),
     # Credit
     "initial_score": Setting(
         0.5, "float01", "credit of a memory no signal has touched yet", "credit"
