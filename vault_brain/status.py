@@ -12,12 +12,12 @@ def vault_status(vault: Vault) -> dict[str, Any]:
     from whoosh import index as windex
 
     from vault_brain.events import counts as event_counts
-    from vault_brain.index.store import _diff, scan
+    from vault_brain.index.store import diff_manifest, scan
     from vault_brain.index.watch import read_status
     from vault_brain.tokens import get_counter
 
     disk = scan(vault.paths)
-    manifest = vault.index._load_manifest()
+    manifest = vault.index.load_manifest()
     exists = windex.exists_in(str(vault.paths.index_dir))
     by_type: Counter[str] = Counter()
     by_category: Counter[str] = Counter()
@@ -34,7 +34,7 @@ def vault_status(vault: Vault) -> dict[str, Any]:
             by_category[f"{row.get('type', '')}/{row.get('category', '')}"] += 1
             if row.get("problem"):
                 problems.append({"path": row["path"], "problem": row["problem"]})
-        diff = _diff(disk, manifest)
+        diff = diff_manifest(disk, manifest)
         stale = sorted(diff.added + diff.updated + diff.removed)
     else:
         stale = sorted(disk)

@@ -10,6 +10,9 @@ import typer
 from vault_brain.cli import JsonOpt, app, emit, open_vault
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vault_brain.core import Vault
     from vault_brain.lifecycle.plan import Plan
 
 
@@ -46,13 +49,15 @@ DryRun = Annotated[
 ]
 
 
-def _run(operation: str, dry_run: bool, as_json: bool, plan: Plan | None = None) -> None:
+def _run(
+    operation: str, dry_run: bool, as_json: bool, planner: Callable[[Vault], Plan] | None = None
+) -> None:
     """Print the plan (dry run) or apply it exactly as planned."""
     from vault_brain.lifecycle.operations import make_plan
     from vault_brain.lifecycle.plan import apply_plan
 
     vault = open_vault()
-    plan = plan or make_plan(vault, operation)
+    plan = planner(vault) if planner else make_plan(vault, operation)
     if dry_run:
         emit({"dry_run": True, **plan.to_json()}, as_json, "[dry run] " + plan.render())
         return
@@ -92,12 +97,12 @@ def prune(
     as_json: JsonOpt = False,
 ) -> None:
     """Archive low-credit notes older than prune_min_age_days (never pinned or people)."""
-    plan = None
-    if older_than_days is not None:
-        from vault_brain.lifecycle.operations import plan_prune
+    from vault_brain.lifecycle.operations import plan_prune
 
-        plan = plan_prune(open_vault(), older_than_days=older_than_days, type_=type_)
-    _run("prune", dry_run, as_json, plan)
+    def by_age(vault: Vault) -> Plan:
+        return plan_prune(vault, older_than_days=older_than_days, type_=type_)
+
+    _run("prune", dry_run, as_json, by_age if older_than_days is not None else None)
 
 
 @app.command()

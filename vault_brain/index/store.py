@@ -100,7 +100,7 @@ class Index:
         self._searcher: Any = None
 
     # -- manifest -----------------------------------------------------------
-    def _load_manifest(self) -> dict[str, list[int]] | None:
+    def load_manifest(self) -> dict[str, list[int]] | None:
         try:
             data = json.loads(self.paths.manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -196,16 +196,16 @@ class Index:
     def reconcile(self, progress: Progress | None = None) -> ReconcileResult:
         """Bring the index in line with the files on disk."""
         disk = scan(self.paths)
-        manifest = self._load_manifest()
+        manifest = self.load_manifest()
         if manifest is None or not self._usable():
             return self.rebuild(progress, disk=disk)
-        result = _diff(disk, manifest)
+        result = diff_manifest(disk, manifest)
         if not result.changed:
             result.total = len(disk)
             return result
         with self._lock():
-            manifest = self._load_manifest() or {}
-            result = _diff(disk, manifest)
+            manifest = self.load_manifest() or {}
+            result = diff_manifest(disk, manifest)
             if result.changed:
                 try:
                     rows = self._write(
@@ -246,7 +246,7 @@ class Index:
             return result
         real_root = os.path.realpath(self.paths.root)
         with self._lock():
-            manifest = self._load_manifest()
+            manifest = self.load_manifest()
             if manifest is None:
                 return self._rebuild_locked(None, scan(self.paths))
             present, gone = [], []
@@ -308,9 +308,6 @@ class Index:
             if raw:
                 yield json.loads(raw)
 
-    def manifest_paths(self) -> set[str]:
-        return set(self._load_manifest() or {})
-
     def close(self) -> None:
         if self._searcher is not None:
             self._searcher.close()
@@ -333,7 +330,9 @@ def _fast_writer(ix: Any) -> Any:
     return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
 
 
-def _diff(disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]) -> ReconcileResult:
+def diff_manifest(
+    disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]
+) -> ReconcileResult:
     result = ReconcileResult()
     for rel, (mtime, size) in disk.items():
         row = manifest.get(rel)

@@ -35,10 +35,13 @@ def fact_key(line: str) -> str:
 class EntityFeed:
     """Entity notes receiving facts during one plan."""
 
-    def __init__(self, vault: Vault, rows: dict[str, dict[str, Any]], initial: float) -> None:
+    def __init__(
+        self, vault: Vault, initial: float, rows: dict[str, dict[str, Any]] | None = None
+    ) -> None:
+        """`rows` (path -> credit row) when the caller already read them all; otherwise each
+        target is looked up in the index on its own, without reading every note's row."""
         self.vault = vault
         self.rows = rows
-        self.ids = {r["id"] for r in rows.values()}
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
 
@@ -54,7 +57,7 @@ class EntityFeed:
             parsed = parse_text(raw)
             if parsed.error or not _is_utf8(raw):
                 return None  # vb never edits a note it cannot read safely
-            row = self.rows.get(rel)
+            row = self._row(rel)
             target = {
                 **base,
                 "exists": True,
@@ -65,13 +68,23 @@ class EntityFeed:
             }
         else:
             new_id = f"entity-{category}-{slug}"
-            if new_id in self.ids:
+            if self.vault.index.stored_by_id(new_id) is not None:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
             target = {**base, "exists": False, "id": new_id, "title": title}
             target.update({"base": self.initial, "known": set()})
         self.targets[rel] = target
         return target
+
+    def _row(self, rel: str) -> dict[str, Any] | None:
+        if self.rows is not None:
+            return self.rows.get(rel)
+        from whoosh.query import Term
+
+        found = next(self.vault.index.rows_for(Term("path", rel)), None)
+        if found is not None and isinstance(found.get("credit"), int | float):
+            return found
+        return None if found is None else {**found, "credit": self.initial}
 
     def fresh(self, facts: Iterable[Any], provenance: str) -> dict[str, list[str]]:
         """Fact lines per entity path that no target holds yet (nothing is committed)."""

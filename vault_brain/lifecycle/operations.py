@@ -159,7 +159,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: Any = None) 
     threshold = policy["promotion_threshold"]
     transfer = policy["promotion_transfer"]
     rows = {r["path"]: r for r in credit_rows(vault, now)}
-    feed = EntityFeed(vault, rows, policy["initial_score"])
+    feed = EntityFeed(vault, policy["initial_score"], rows)
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
         if row["type"] != "episode" or row["effective"] <= threshold or row["problem"]:

@@ -59,10 +59,6 @@ class LLMConfig:
     max_retries: int = DEFAULT_MAX_RETRIES
     source: str = "environment"
 
-    @property
-    def is_local(self) -> bool:
-        return is_local_url(self.base_url)
-
 
 @dataclass(frozen=True)
 class ToolCall:

@@ -92,8 +92,8 @@ def flush(
     result.first, result.last = str(messages[0]["id"]), str(messages[-1]["id"])
     report = capture(messages)
     result.dropped = {k: v for k, v in report.dropped.items() if v}
-    rows = _rows(vault)
-    feed = EntityFeed(vault, rows, vault.policy["initial_score"])
+    vault.reconcile()
+    feed = EntityFeed(vault, vault.policy["initial_score"])
     if llm is not None:
         candidates = _reconcile_with_llm(vault, llm, report.candidates, feed, result, session)
     else:
@@ -151,12 +151,6 @@ def flush(
         },
     )
     return result
-
-
-def _rows(vault: Vault) -> dict[str, dict[str, Any]]:
-    from vault_brain.lifecycle.feedback import credit_rows
-
-    return {r["path"]: r for r in credit_rows(vault)}
 
 
 def _facts_of(candidate: Candidate) -> list[Any]:

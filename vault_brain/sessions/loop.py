@@ -15,7 +15,6 @@ from vault_brain.core import Vault
 from vault_brain.errors import VaultBrainError
 from vault_brain.sessions.compaction import latest_compaction, live_messages
 from vault_brain.sessions.transcript import (
-    MESSAGE_TYPES,
     SessionIndex,
     append,
     read_records,
@@ -260,7 +259,3 @@ def _llm() -> Any:
     from vault_brain.llm.adapter import LLM
 
     return LLM.from_config()
-
-
-def message_count(records: list[dict[str, Any]]) -> int:
-    return sum(1 for r in records if record_kind(r) in MESSAGE_TYPES)
