@@ -181,7 +181,7 @@ COLD_BREAKDOWN = textwrap.dedent('''\
     import whoosh.index, whoosh.searching, whoosh.scoring, whoosh.analysis  # noqa: E401,F401
 
     marks.append(time.perf_counter())
-    from vault_brain.core import Vault
+    from vault_brain.app.vault import Vault
 
     vault = Vault.open(sys.argv[1])
     vault.reconcile()
@@ -415,8 +415,8 @@ def measure_index(vault: CachedVault, runs: int, timeout: float) -> dict[str, An
     wall = statistics.median(walls)
     parse_s: float | None = None
     try:  # in-process: read + parse every note + build its index document (no Whoosh writes)
-        from vault_brain.index.schema import document
-        from vault_brain.vault.notes import note_from_bytes
+        from vault_brain.storage.index.schema import document
+        from vault_brain.storage.notes import note_from_bytes
 
         started = time.process_time()
         for spec in vault.notes:
@@ -587,8 +587,8 @@ def cold_breakdown(
 
 @contextlib.contextmanager
 def watcher(vault: CachedVault, startup_timeout: float) -> Iterator[subprocess.Popen[bytes]]:
-    from vault_brain.core import Vault
-    from vault_brain.index.watch import read_status
+    from vault_brain.app.vault import Vault
+    from vault_brain.storage.index.watch import read_status
 
     log_path = vault.root.parent / f"{vault.root.name}.watch.log"
     with open(log_path, "wb") as log_file:
@@ -637,7 +637,7 @@ def measure_watch(
     round_timeout: float,
     startup_timeout: float,
 ) -> dict[str, Any]:
-    from vault_brain.index.watch import read_status
+    from vault_brain.storage.index.watch import read_status
 
     rng = random.Random(1234)
     latencies: list[float] = []
@@ -726,7 +726,7 @@ def check_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 def bench_size(size: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     try:
-        from vault_brain.core import Vault
+        from vault_brain.app.vault import Vault
     except ImportError as exc:
         raise BenchError(
             f"cannot import vault_brain ({exc}); run with the project's venv "

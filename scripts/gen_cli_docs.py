@@ -9,14 +9,28 @@ import os
 
 from typer.testing import CliRunner
 
-from vault_brain.cli import app
+from vault_brain.interfaces.cli.app import app
 
 
-def command_names() -> list[str]:
+def command_paths() -> list[list[str]]:
+    """Every command and sub-command, in the order `vb --help` lists them."""
     import typer.main
+    from typer._click.core import Context  # the click typer 0.28 ships
+    from typer.core import TyperGroup
 
-    group = typer.main.get_command(app)
-    return sorted(group.commands)  # type: ignore[attr-defined]
+    def walk(group: TyperGroup, prefix: list[str]) -> list[list[str]]:
+        out: list[list[str]] = []
+        ctx = Context(group)
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            out.append([*prefix, name])
+            if isinstance(cmd, TyperGroup):
+                out += walk(cmd, [*prefix, name])
+        return out
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    return walk(root, [])
 
 
 def render() -> str:
@@ -28,7 +42,7 @@ def render() -> str:
         "Generated from `vb --help` by `make docs`; do not edit.",
         "",
     ]
-    for args in [[], *[[name] for name in command_names()]]:
+    for args in [[], *command_paths()]:
         result = runner.invoke(app, [*args, "--help"], prog_name="vb")
         title = "vb " + " ".join(args) if args else "vb"
         parts += [f"## `{title}`", "", "```text", result.stdout.rstrip(), "```", ""]
@@ -41,7 +55,7 @@ def top_help() -> str:
     import subprocess
     import sys
 
-    code = "import sys; sys.argv = ['vb', '--help']\nfrom vault_brain.cli import main\nmain()"
+    code = "import sys\nfrom vault_brain.interfaces.cli.app import main\nsys.exit(main(['--help']))"
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return proc.stdout

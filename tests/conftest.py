@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -12,10 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from vault_brain.cli import OPTIONS, app
-from vault_brain.errors import VaultBrainError
+from vault_brain.entry import main
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -53,20 +53,16 @@ def run_vb(
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Run `vb` in-process through the same entry point (fast); returns a Result."""
+    """Run `vb` in-process through the real entry point (`vault_brain.entry.main`, what the
+    console script calls), with stdin, stdout and stderr of its own; returns a Result."""
     monkeypatch.delenv("VB_VAULT", raising=False)
 
     def invoke(*args: str, input: str | None = None) -> Result:
-        runner = CliRunner()
-        res = runner.invoke(app, list(args), input=input, catch_exceptions=True)
-        OPTIONS.vault, OPTIONS.debug = None, False
-        if isinstance(res.exception, VaultBrainError):
-            exc = res.exception
-            err = f"vb: error: {exc.message}\n" + (f"vb: hint: {exc.hint}\n" if exc.hint else "")
-            return Result(exc.exit_code, res.stdout, err)
-        if res.exception is not None and not isinstance(res.exception, SystemExit):
-            raise res.exception
-        return Result(res.exit_code, res.stdout, res.stderr)
+        out, err = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(sys, "stdin", io.StringIO(input or ""))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return Result(code, out.getvalue(), err.getvalue())
 
     yield invoke
 

@@ -10,13 +10,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_brain.credit import effective_score, shared_reward, update_score
-from vault_brain.lifecycle.feedback import last_turn
-from vault_brain.policy import DEFAULT_POLICY
+from vault_brain.app.credit import last_turn
+from vault_brain.domain.credit import effective_score, shared_reward, update_score
+from vault_brain.domain.policy import DEFAULT_POLICY
 
 REWARDS = DEFAULT_POLICY.rewards
 STRONGEST = max(abs(r) for r in REWARDS.values())
-ALPHA = DEFAULT_POLICY["alpha"]
+ALPHA = DEFAULT_POLICY.alpha
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 signals = st.sampled_from(sorted(REWARDS))
 retrieved = st.integers(min_value=1, max_value=50)
@@ -53,19 +53,19 @@ def test_one_negative_signal_lowers_the_score(score: float, signal: str, n: int)
 def test_repeated_good_feedback_passes_promotion_threshold(score: float, n: int) -> None:
     for _ in range(40 * math.ceil(math.sqrt(n))):
         score = step(score, "positive_feedback", n)
-    assert score > DEFAULT_POLICY["promotion_threshold"]
+    assert score > DEFAULT_POLICY.promotion_threshold
 
 
 @given(scores, retrieved)
 def test_repeated_corrections_drop_below_prune_threshold(score: float, n: int) -> None:
     for _ in range(40 * math.ceil(math.sqrt(n))):
         score = step(score, "user_correction", n)
-    assert score < DEFAULT_POLICY["prune_threshold"]
+    assert score < DEFAULT_POLICY.prune_threshold
 
 
 def test_fresh_score_after_five_good_signals_alone() -> None:
     """A concrete trajectory, so the documented pace does not drift unnoticed."""
-    score = DEFAULT_POLICY["initial_score"]
+    score = DEFAULT_POLICY.initial_score
     for _ in range(5):
         score = step(score, "positive_feedback")
     assert 0.62 < score < 0.64  # 1 - 0.5 * 0.94**5
@@ -124,7 +124,7 @@ def test_feedback_changes_only_credit_lines_and_logs(vault: Path, cli: Any) -> N
 
 def test_feedback_on_unknown_session_is_a_clear_error(vault: Path, cli: Any) -> None:
     res = cli("--vault", str(vault), "feedback", "good", "--session", "nope")
-    assert res.exit_code == 3 and "no session 'nope'" in res.stderr
+    assert res.exit_code == 3 and "nothing was retrieved in session 'nope'" in res.stderr
 
 
 def test_credit_report_orders_by_effective_score(vault: Path, cli: Any) -> None:

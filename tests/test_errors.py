@@ -12,7 +12,7 @@ import filelock
 import pytest
 
 from conftest import run_vb, snapshot
-from vault_brain.vault import store
+from vault_brain.storage import files as store
 
 NOT_FOUND, LOCKED, MISSING = 3, 4, 5
 

@@ -15,9 +15,9 @@ import git
 import pytest
 
 from conftest import Result, run_vb, snapshot
-from vault_brain.integrations.hooks import read_claude_transcript
-from vault_brain.sessions.transcript import read_records
-from vault_brain.vault.frontmatter import parse_text
+from vault_brain.interfaces.claude_code.transcript import read_claude_transcript
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.transcript import read_records
 
 DATA = Path(__file__).parent / "data" / "hooks"
 SESSION_ID = "5f0c2a9e-7b31-4d8e-9a47-2c1e8f3b6d10"

@@ -38,7 +38,7 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
     res = cli("--vault", str(vault), "search", "zephyr", "--json")
     assert res.exit_code == 0, res.stderr
     doc = res.json()
-    assert doc["version"] == 1 and doc["query"] == "zephyr"
+    assert doc["version"] == 2 and doc["query"] == "zephyr"
     (hit,) = doc["results"]
     assert set(hit) == {"id", "path", "title", "type", "category", "score", "snippet"}
     assert hit == {

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import KEPANO, run_vb, snapshot
-from vault_brain.vault.frontmatter import parse_text
+from vault_brain.storage.frontmatter import parse_text
 
 EVERGREEN = "Notes/Evergreen notes turn ideas into objects that you can manipulate.md"
 EVERGREEN_ID = "note-notes-evergreen-notes-turn-ideas-into-objects-that-you-can-manipulate"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from conftest import snapshot
-from vault_brain.core import Vault
-from vault_brain.errors import VaultBrainError
-from vault_brain.lifecycle.operations import plan_consolidate
-from vault_brain.lifecycle.plan import apply_plan
+from vault_brain.app.apply import apply_plan
+from vault_brain.app.lifecycle import plan_consolidate
+from vault_brain.app.vault import Vault
+from vault_brain.domain.errors import VaultBrainError
 
 EPISODE = """---
 title: {title}

@@ -3,6 +3,7 @@ tasks both offline and with the LLM."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,21 +15,16 @@ import pytest
 
 from fake_llm_server import API_KEY, MODEL, FakeLLMServer, completion
 from fake_llm_server import fake_llm as fake_llm  # the fixture
-from vault_brain.errors import VaultBrainError
-from vault_brain.llm import (
-    LLM,
-    LLMConfig,
-    LLMError,
-    extract_facts,
-    load_llm_config,
-    merge_episodes,
-    summarize,
-)
-from vault_brain.llm.tasks import FACTS_SYSTEM, MERGE_SYSTEM, SUMMARY_SYSTEM
+from vault_brain.domain.errors import LLMError, VaultBrainError
+from vault_brain.domain.facts import FACTS_SYSTEM, extract_facts
+from vault_brain.domain.merge import MERGE_SYSTEM, merge_episodes
+from vault_brain.domain.summarize import SUMMARY_SYSTEM, summarize
+from vault_brain.storage.llm import LLM
+from vault_brain.storage.llm_config import LLMConfig, load_llm_config
 
 
 def make_llm() -> LLM:
-    config = load_llm_config()
+    config = load_llm_config(os.environ)
     assert config is not None
     return LLM(config)
 
@@ -381,7 +377,10 @@ def test_invalid_toml_is_an_error(tmp_path: Path) -> None:
 
 
 def test_importing_vault_brain_llm_and_the_cli_does_not_import_openai() -> None:
-    code = "import sys, vault_brain.cli, vault_brain.llm; print('openai' in sys.modules)"
+    code = (
+        "import sys, vault_brain.interfaces.cli.app, vault_brain.storage.llm, "
+        "vault_brain.app.api; print('openai' in sys.modules)"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )

@@ -1,6 +1,6 @@
 """`vb mcp` through the SDK's real stdio client: the server runs as a subprocess
-(`python -m vault_brain --vault DIR mcp`), one per module, and every assertion about what a
-call did is checked in the vault's files, front matter and logs."""
+(`python -m vault_brain --vault DIR mcp`), one per test on a vault of its own, and every
+assertion about what a call did is checked in the vault's files, front matter and logs."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
 from conftest import run_vb
-from vault_brain.sessions.transcript import read_records
-from vault_brain.vault.frontmatter import parse_text
-from vault_brain.vault.init import init_vault
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.template import init_vault
+from vault_brain.storage.transcript import read_records
 
 SESSION = "test-mcp"
 TOOLS = {
@@ -109,14 +109,14 @@ def server_params(vault: Path, **env: str) -> StdioServerParameters:
     )
 
 
-@pytest.fixture(scope="module")
-def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp") / "vault"
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
     init_vault(root)
     return root
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def server(vault: Path) -> Iterator[McpServer]:
     srv = McpServer(server_params(vault, VB_SESSION_ID=SESSION))
     yield srv
@@ -163,8 +163,10 @@ def test_every_tool_is_listed_with_schemas_and_hints(server: McpServer) -> None:
     for name, tool in tools.items():
         assert tool.output_schema is not None, name
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
+    # none is read-only: retrieve and search write access counters, the report records them
+    assert not any(t.annotations.read_only_hint for t in tools.values())  # type: ignore[union-attr]
     for name in ("memory_retrieve", "memory_search", "credit_report"):
-        assert tools[name].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert tools[name].annotations.destructive_hint is False  # type: ignore[union-attr]
     for name in ("memory_update", "memory_delete", "memory_compact"):
         hints = tools[name].annotations
         assert hints.read_only_hint is False and hints.destructive_hint is True  # type: ignore[union-attr]
@@ -186,17 +188,21 @@ def test_store_writes_the_note_at_the_returned_path(server: McpServer, vault: Pa
             "tags": ["friends", "#Math"],
         },
     )
-    assert out == {"id": "entity-people-ada-lovelace", "path": "entities/people/ada-lovelace.md"}
-    front = meta(vault, out["path"])
-    assert front["id"] == out["id"] and front["type"] == "entity"
+    note = out["note"]
+    assert (note["id"], note["path"]) == (
+        "entity-people-ada-lovelace",
+        "entities/people/ada-lovelace.md",
+    )
+    front = meta(vault, note["path"])
+    assert front["id"] == note["id"] and front["type"] == "entity"
     assert front["category"] == "people" and front["title"] == "Ada Lovelace"
     assert front["tags"] == ["friends", "math"] and front["credit"] == 0.5
-    assert body(vault, out["path"]) == "Ada prefers tea over coffee.\n"
+    assert body(vault, note["path"]) == "Ada prefers tea over coffee.\n" == note["body"]
 
     episode = server.ok(
         "memory_store",
         {"type": "episode", "category": "", "name": "Kickoff call", "content": "We met."},
-    )
+    )["note"]
     month = dt.date.today().strftime("%Y-%m")
     assert episode["path"] == f"episodes/{month}/kickoff-call.md"
     assert meta(vault, episode["path"])["category"] == "general"
@@ -206,17 +212,18 @@ def test_retrieve_returns_the_note_and_records_the_access(server: McpServer, vau
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Apollo", "content": "Apollo ships."},
-    )
-    out = server.ok("memory_retrieve", {"id": stored["id"]})
-    assert out["content"] == "Apollo ships.\n" and out["credit_score"] == 0.5
-    assert out["metadata"]["path"] == stored["path"] and out["metadata"]["title"] == "Apollo"
+    )["note"]
+    out = server.ok("memory_retrieve", {"id": stored["id"]})["note"]
+    assert out["body"] == "Apollo ships.\n" and out["credit"] == 0.5
+    assert out["path"] == stored["path"] and out["title"] == "Apollo"
+    assert out["meta"]["title"] == "Apollo" and out["meta"]["credit"] == 0.5
     server.settle()
     assert meta(vault, stored["path"])["access_count"] == 1
     last = session_records(vault)[-1]
     assert last["type"] == "retrieval" and last["tool"] == "memory_retrieve"
     assert last["ids"] == [stored["id"]] and last["paths"] == [stored["path"]]
     # by path as well as by id
-    assert server.ok("memory_retrieve", {"id": stored["path"]})["id"] == stored["id"]
+    assert server.ok("memory_retrieve", {"id": stored["path"]})["note"]["id"] == stored["id"]
     server.settle()
     assert meta(vault, stored["path"])["access_count"] == 2
 
@@ -227,8 +234,8 @@ def test_search_is_credit_weighted_and_records_access(server: McpServer, vault: 
     write_note(vault, low, {"title": "Quokka low", "credit": 0.1}, text)
     write_note(vault, high, {"title": "Quokka high", "credit": 0.9}, text)
     out = server.ok("memory_search", {"query": "quokka habitat", "limit": 5})
-    names = [r["name"] for r in out["results"]]
-    assert names == ["Quokka high", "Quokka low"]
+    titles = [r["title"] for r in out["results"]]
+    assert titles == ["Quokka high", "Quokka low"]
     assert out["results"][0]["score"] > out["results"][1]["score"]
     assert "Rottnest" in out["results"][0]["snippet"]
     server.settle()
@@ -238,10 +245,11 @@ def test_search_is_credit_weighted_and_records_access(server: McpServer, vault: 
     assert last["ids"] == [r["id"] for r in out["results"]] and last["tool"] == "memory_search"
 
     assert server.ok("memory_search", {"query": "quokka habitat", "type": "episode"}) == {
-        "results": []
+        "query": "quokka habitat",
+        "results": [],
     }
     top = server.ok("memory_search", {"query": "quokka", "limit": 1})["results"]
-    assert [r["name"] for r in top] == ["Quokka high"]
+    assert [r["title"] for r in top] == ["Quokka high"]
     server.settle()
     assert [meta(vault, rel)["access_count"] for rel in (high, low)] == [2, 1]
 
@@ -250,7 +258,7 @@ def test_accesses_are_recorded_after_a_second_without_calls(server: McpServer, v
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Idle", "content": "Idle heron."},
-    )
+    )["note"]
     server.ok("memory_search", {"query": "idle heron"})
     deadline = time.monotonic() + 10
     while meta(vault, stored["path"]).get("access_count") != 1:
@@ -265,7 +273,7 @@ def test_feedback_credits_the_retrieved_memories_in_front_matter_and_log(
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "preferences", "name": "Editor", "content": "Uses Helix."},
-    )
+    )["note"]
     server.ok("memory_search", {"query": "helix editor"})
     out = server.ok("memory_feedback", {"signal": "good"})
     assert out["session"] == SESSION and out["signal"] == "positive_feedback"
@@ -285,10 +293,11 @@ def test_update_replaces_the_body_and_only_the_updated_line(server: McpServer, v
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Zephyr", "content": "Old text."},
-    )
+    )["note"]
     before = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
     out = server.ok("memory_update", {"id": stored["id"], "content": "New text, **bold**."})
-    assert out == {"id": stored["id"], "updated": True, "path": stored["path"]}
+    assert out["note"]["id"] == stored["id"] and out["note"]["path"] == stored["path"]
+    assert out["note"]["body"] == "New text, **bold**.\n"
     after = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
 
     def front(lines: list[str]) -> list[str]:
@@ -304,13 +313,13 @@ def test_delete_archives_and_never_hard_deletes(server: McpServer, vault: Path) 
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Gadget", "content": "Gadget v1."},
-    )
+    )["note"]
     out = server.ok("memory_delete", {"id": stored["id"], "reason": "superseded"})
     assert out == {
         "id": stored["id"],
-        "archived": True,
         "path": f"archive/{stored['path']}",
-        "original_path": stored["path"],
+        "from_path": stored["path"],
+        "archived": True,
     }
     assert not (vault / stored["path"]).exists()
     front = meta(vault, out["path"])
@@ -324,11 +333,13 @@ def test_delete_archives_and_never_hard_deletes(server: McpServer, vault: Path) 
 
 def test_credit_report_ranks_by_effective_credit(server: McpServer, vault: Path) -> None:
     write_note(vault, "entities/people/top-scorer.md", {"title": "Top scorer", "credit": 0.99}, "x")
+    for n, credit in enumerate((0.3, 0.6, 0.1, 0.8)):
+        write_note(vault, f"entities/projects/p{n}.md", {"title": f"P{n}", "credit": credit}, "y")
     out = server.ok("credit_report", {"top_n": 3})
-    assert len(out["entries"]) == 3 and out["entries"][0]["name"] == "Top scorer"
-    scores = [e["score"] for e in out["entries"]]
+    assert len(out["highest"]) == 3 and out["highest"][0]["title"] == "Top scorer"
+    scores = [e["effective_credit"] for e in out["highest"]]
     assert scores == sorted(scores, reverse=True)
-    lowest = [e["score"] for e in out["lowest"]]
+    lowest = [e["effective_credit"] for e in out["lowest"]]
     assert lowest == sorted(lowest) and lowest[0] <= scores[-1]
     assert out["count"] == run_vb("--vault", str(vault), "list", "--json").json()["count"]
 
@@ -378,19 +389,22 @@ def test_compact_consolidates_and_prunes(server: McpServer, vault: Path) -> None
 def test_an_agent_that_never_pauses_has_its_accesses_recorded_in_batches(
     tmp_path: Path,
 ) -> None:
-    from vault_brain.integrations.mcp_server import MAX_PENDING, MemoryService
+    from vault_brain.app.access import MAX_PENDING
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.vault import Vault
 
     root = tmp_path / "vault"
     init_vault(root)
     write_note(root, "entities/projects/loop.md", {"title": "Loop"}, "Loop note.\n")
-    service = MemoryService(root, "burst", flush_delay=3600)  # the idle timer never fires
+    # the idle timer never fires: only the queue length and close() record
+    api = MemoryAPI.live(Vault.open(root), "burst", "mcp", flush_delay=3600)
     for n in range(MAX_PENDING - 1):
-        assert service.search(f"loop {n}", None, 5).results
+        assert api.search(f"loop {n}", 5).results
     assert meta(root, "entities/projects/loop.md").get("access_count") is None  # pending
-    service.search("loop", None, 5)
+    api.search("loop", 5)
     assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING
-    service.search("loop again", None, 5)
-    service.close()  # what the server does when it stops
+    api.search("loop again", 5)
+    api.close()  # what the server does when it stops
     assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING + 1
     records = list(read_records(root / "sessions" / "burst.jsonl"))
     assert [r["query"] for r in records][-2:] == ["loop", "loop again"]
@@ -427,8 +441,8 @@ def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> No
     finally:
         other.close()
     assert not [r.content for r in results if r.is_error]
-    stored = [r.structured_content for r in results if "path" in (r.structured_content or {})]
-    paths = {s["path"] for s in stored if s}
+    stored = [r.structured_content for r in results if "note" in (r.structured_content or {})]
+    paths = {s["note"]["path"] for s in stored if s}
     assert len(paths) == 16  # one note each, none overwritten
     texts = {body(vault, p) for p in paths}
     assert texts == {f"Written by {w} #{n}, concurrently.\n" for w in "ab" for n in range(8)}
@@ -462,11 +476,12 @@ def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> No
     ],
 )
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_going(
-    server: McpServer, tool: str, arguments: dict[str, Any], message: str
+    server: McpServer, vault: Path, tool: str, arguments: dict[str, Any], message: str
 ) -> None:
+    write_note(vault, "entities/projects/alive.md", {"title": "Alive"}, "ok\n")
     text = server.error(tool, arguments)
     assert message in text
-    assert server.ok("credit_report", {"top_n": 1})["count"] >= 0
+    assert server.ok("credit_report", {"top_n": 1})["count"] == 1  # and it still answers
 
 
 def test_an_error_carries_the_hint(server: McpServer) -> None:
@@ -480,7 +495,7 @@ def test_a_path_escaping_name_stays_inside_the_vault(server: McpServer, vault: P
     out = server.ok(
         "memory_store",
         {"type": "entity", "category": "../../..", "name": "../../evil", "content": "Nope."},
-    )
+    )["note"]
     target = (vault / out["path"]).resolve()
     assert target.is_relative_to(vault.resolve()) and target.is_file()
     assert (
@@ -492,7 +507,7 @@ def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: P
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Heron", "content": "Heron v1."},
-    )
+    )["note"]
     assert server.ok("memory_search", {"query": "xylophone"})["results"] == []
     path = vault / stored["path"]
     text = path.read_text(encoding="utf-8").replace("Heron v1.", "Heron plays the xylophone.")
@@ -501,11 +516,11 @@ def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: P
     os.replace(tmp, path)  # as an editor saves
     hits = server.ok("memory_search", {"query": "xylophone"})["results"]
     assert [h["id"] for h in hits] == [stored["id"]]
-    assert server.ok("memory_retrieve", {"id": stored["id"]})["content"] == (
+    assert server.ok("memory_retrieve", {"id": stored["id"]})["note"]["body"] == (
         "Heron plays the xylophone.\n"
     )
     write_note(vault, "entities/projects/new-by-hand.md", {"title": "By hand"}, "Marimba too.\n")
-    assert [h["name"] for h in server.ok("memory_search", {"query": "marimba"})["results"]] == [
+    assert [h["title"] for h in server.ok("memory_search", {"query": "marimba"})["results"]] == [
         "By hand"
     ]
 
@@ -517,6 +532,7 @@ def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Pa
             "memory_store",
             {"type": "entity", "category": "projects", "name": "Lock", "content": "Lockpicking."},
         )
+        lock_note = "entities/projects/lock.md"
         lock = filelock.FileLock(str(vault / ".vb" / "vault.lock"))
         with lock.acquire(timeout=5):
             text = server.error(
@@ -526,18 +542,61 @@ def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Pa
             assert "the vault is locked by another vb process (waited 0.5s)" in text
             assert "VB_LOCK_TIMEOUT" in text  # the hint
             found = server.ok("memory_search", {"query": "lockpicking"})
-            assert [r["name"] for r in found["results"]] == ["Lock"]  # reads still answer
-            time.sleep(1.5)  # the idle timer finds the vault locked: it tries again later
-        lock_note = "entities/projects/lock.md"
+            assert [r["title"] for r in found["results"]] == ["Lock"]  # reads still answer
+            # the idle timer (1 s) fires and finds the vault locked: nothing is recorded yet
+            time.sleep(1.6)
+            assert meta(vault, lock_note).get("access_count") is None
+        # no further call: the timer tries again by itself once the lock is free
+        deadline = time.monotonic() + 10
+        while meta(vault, lock_note).get("access_count") != 1:
+            assert time.monotonic() < deadline, "the pending access was never retried"
+            time.sleep(0.1)
         assert not (vault / "entities/projects/blocked.md").exists()
         out = server.ok(
             "memory_store",
             {"type": "entity", "category": "projects", "name": "Blocked", "content": "Now yes."},
-        )
+        )["note"]
         assert body(vault, out["path"]) == "Now yes.\n"
-        assert meta(vault, lock_note)["access_count"] == 1  # recorded once the lock was free
+        assert meta(vault, lock_note)["access_count"] == 1  # recorded once, not twice
     finally:
         server.close()
+
+
+def test_cli_and_mcp_report_the_same_fields_for_the_same_note(
+    server: McpServer, vault: Path
+) -> None:
+    """One vocabulary: `vb show --json` and memory_retrieve, `vb search --json` and
+    memory_search, `vb credit report --json` and credit_report give the same documents."""
+    write_note(
+        vault,
+        "entities/people/grace.md",
+        {"title": "Grace", "tags": ["navy"], "credit": 0.7, "created": "2026-01-02"},
+        "Grace wrote the first compiler.\n",
+    )
+    cli = run_vb("--vault", str(vault), "show", "entities/people/grace.md", "--json").json()
+    assert cli.pop("version") == 2
+    mcp = server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
+    server.settle()  # the retrieval's access is now in the note: compare with a fresh read
+    cli = run_vb("--vault", str(vault), "show", "entities/people/grace.md", "--json").json()
+    cli.pop("version")
+    mcp = server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
+    assert set(mcp) == set(cli) == {"note"}
+    assert set(mcp["note"]) == set(cli["note"])
+    assert mcp["note"] == cli["note"]
+
+    cli_search = run_vb("--vault", str(vault), "search", "compiler", "--json").json()
+    cli_search.pop("version")
+    mcp_search = server.ok("memory_search", {"query": "compiler"})
+    assert set(mcp_search) == set(cli_search)
+    assert [set(h) for h in mcp_search["results"]] == [set(h) for h in cli_search["results"]]
+    assert [h["id"] for h in mcp_search["results"]] == [h["id"] for h in cli_search["results"]]
+
+    server.settle()
+    cli_report = run_vb("--vault", str(vault), "credit", "report", "-k", "3", "--json").json()
+    cli_report.pop("version")
+    mcp_report = server.ok("credit_report", {"top_n": 3})
+    assert set(mcp_report) == set(cli_report)
+    assert mcp_report["highest"] == cli_report["highest"]
 
 
 # --------------------------------------------------------------------------- process
@@ -653,6 +712,7 @@ def test_print_config_gives_each_client_a_working_command(vault: Path, client: s
 
 
 def test_the_printed_command_starts_a_working_server(vault: Path) -> None:
+    write_note(vault, "entities/projects/quokka.md", {"title": "Quokka"}, "Quokkas smile.\n")
     data = run_vb("--vault", str(vault), "mcp", "--print-config", "cursor", "--json").json()
     entry = data["config"]["mcpServers"]["vault-brain"]
     srv = McpServer(StdioServerParameters(command=entry["command"], args=entry["args"]))

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from vault_brain import tokens
-from vault_brain.core import Vault
-from vault_brain.lifecycle.feedback import credit_rows
-from vault_brain.lifecycle.memory_file import build_memory_file
+from vault_brain.app.credit import credit_rows
+from vault_brain.app.memory_file import build_memory_file
+from vault_brain.app.vault import Vault
+from vault_brain.storage import tokens
 
 
 def make_notes(vault: Path, count: int, seed: int = 7) -> None:
@@ -91,8 +91,8 @@ def test_built_from_index_without_parsing_notes(
     def no_parsing(*_: object, **__: object) -> None:
         raise AssertionError("MEMORY.md must be built from the index, not by parsing notes")
 
-    monkeypatch.setattr("vault_brain.vault.frontmatter.parse_text", no_parsing)
-    monkeypatch.setattr("vault_brain.vault.notes.parse_text", no_parsing)
+    monkeypatch.setattr("vault_brain.storage.frontmatter.parse_text", no_parsing)
+    monkeypatch.setattr("vault_brain.storage.notes.parse_text", no_parsing)
     assert build_memory_file(v, 3000).included
 
 

@@ -12,8 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import snapshot
-from vault_brain.vault.frontmatter import parse_text
-from vault_brain.vault.notes import derive_id, derive_location, note_from_bytes, slugify
+from vault_brain.domain.notes import derive_id, derive_location
+from vault_brain.domain.text import slugify
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.notes import note_from_bytes
 
 BOM = b"\xef\xbb\xbf"
 
@@ -352,7 +354,7 @@ def test_show_by_id_and_by_path_return_the_same_note(vault: Path, cli: Any) -> N
     by_id = vb(cli, vault, "show", note["id"], "--json").json()
     by_path = vb(cli, vault, "show", note["path"], "--json").json()
     assert by_id == by_path
-    assert by_id["version"] == 1
+    assert by_id["version"] == 2
     assert by_id["note"]["body"] == "Bob likes chess.\n"
     assert by_id["note"]["title"] == "Bob Jones"
 
@@ -422,7 +424,7 @@ def test_slugify_is_never_empty_dotted_or_a_path(text: str) -> None:
 def test_front_matter_scalars_read_as_obsidian_reads_them(
     yaml_text: str, key: str, expected: object
 ) -> None:
-    from vault_brain.vault.frontmatter import parse_text
+    from vault_brain.storage.frontmatter import parse_text
 
     meta = parse_text(f"---\n{yaml_text}\n---\nbody\n".encode()).meta
     assert meta[key] == expected and type(meta[key]) is type(expected)

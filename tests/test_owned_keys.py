@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import KEPANO, snapshot
-from vault_brain.vault.frontmatter import parse_text
+from vault_brain.storage.frontmatter import parse_text
 
 VB_OWNED = {
     "id", "type", "category", "tags", "created", "updated", "pinned", "credit", "access_count",

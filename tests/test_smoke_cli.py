@@ -29,7 +29,7 @@ def test_add_search_delete_restore_round_trip(vault: Path, cli: Any) -> None:
     before = (vault / note["path"]).read_bytes()
 
     found = cli("--vault", str(vault), "search", "tea", "--json").json()
-    assert found["version"] == 1
+    assert found["version"] == 2
     assert [r["id"] for r in found["results"]] == [note["id"]]
 
     assert cli("--vault", str(vault), "delete", note["id"], "--reason", "test").exit_code == 0

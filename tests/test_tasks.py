@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import run_vb
-from vault_brain import tasks
-from vault_brain.vault import store
+from vault_brain.domain import task_format, tasks
+from vault_brain.storage import files as store
 
 
 def vb(cli: Any, vault: Path, *args: str) -> dict[str, Any]:
@@ -22,7 +22,7 @@ def vb(cli: Any, vault: Path, *args: str) -> dict[str, Any]:
     res = cli("--vault", str(vault), "tasks", *args, "--json")
     assert res.exit_code == 0, res.stderr
     doc = res.json()
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     return doc  # type: ignore[no-any-return]
 
 
@@ -70,9 +70,9 @@ def test_add_fills_every_schema_key_and_numbers_ids_from_t1(cli: Any, vault: Pat
         "p1",
         "-m",
         "M1",
-        "-c",
+        "--criterion",
         "lock taken",
-        "-c",
+        "--criterion",
         "freed",
     )
     assert doc["action"] == "add" and doc["changed"] is True
@@ -179,7 +179,7 @@ def test_list_filters_by_status_milestone_and_readiness(cli: Any, vault: Path) -
     add(cli, vault, "c", "-m", "M1")
     vb(cli, vault, "done", "t3")
     assert [t["id"] for t in vb(cli, vault, "list", "--status", "blocked")["tasks"]] == ["t2"]
-    assert [t["id"] for t in vb(cli, vault, "list", "-s", "done")["tasks"]] == ["t3"]
+    assert [t["id"] for t in vb(cli, vault, "list", "--status", "done")["tasks"]] == ["t3"]
     assert [t["id"] for t in vb(cli, vault, "list", "-m", "M1")["tasks"]] == ["t1", "t3"]
     assert [t["id"] for t in vb(cli, vault, "list", "--ready")["tasks"]] == ["t1"]
     assert vb(cli, vault, "list", "-m", "M9")["tasks"] == []
@@ -345,10 +345,12 @@ def test_reopening_clears_completion_and_blocks_waiting_todo_tasks_again(
 def test_update_to_done_follows_the_done_rules(cli: Any, vault: Path) -> None:
     add(cli, vault, "a")
     add(cli, vault, "b", "-b", "t1")
-    assert "still blocked by t1" in fails(cli, vault, "update", "t2", "-s", "done")
-    doc = vb(cli, vault, "update", "t1", "-s", "done")
+    assert "still blocked by t1" in fails(cli, vault, "update", "t2", "--status", "done")
+    doc = vb(cli, vault, "update", "t1", "--status", "done")
     assert doc["unblocked"] == ["t2"] and doc["task"]["completed"]
-    assert vb(cli, vault, "update", "t2", "-s", "done", "-p", "p0")["task"]["status"] == "done"
+    assert (
+        vb(cli, vault, "update", "t2", "--status", "done", "-p", "p0")["task"]["status"] == "done"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -356,9 +358,22 @@ def test_update_to_done_follows_the_done_rules(cli: Any, vault: Path) -> None:
 
 
 def test_update_changes_each_field_and_reports_which(cli: Any, vault: Path) -> None:
-    add(cli, vault, "draft", "-m", "M1", "-c", "one")
+    add(cli, vault, "draft", "-m", "M1", "--criterion", "one")
     doc = vb(
-        cli, vault, "update", "t1", "-d", "final", "-p", "p0", "-m", "M2", "-c", "x", "-c", "y"
+        cli,
+        vault,
+        "update",
+        "t1",
+        "-d",
+        "final",
+        "-p",
+        "p0",
+        "-m",
+        "M2",
+        "--criterion",
+        "x",
+        "--criterion",
+        "y",
     )
     assert doc["fields"] == ["milestone", "priority", "description", "acceptance_criteria"]
     task = by_id(vault)["t1"]
@@ -382,7 +397,7 @@ def test_update_refuses_bad_input(cli: Any, vault: Path) -> None:
     add(cli, vault, "a")
     before = (vault / "tasks.json").read_bytes()
     assert "nothing to change for t1" in fails(cli, vault, "update", "t1")
-    assert "unknown status 'started'" in fails(cli, vault, "update", "t1", "-s", "started")
+    assert "unknown status 'started'" in fails(cli, vault, "update", "t1", "--status", "started")
     assert "unknown priority 'p9'" in fails(cli, vault, "update", "t1", "-p", "p9")
     assert "no task 't9'" in fails(cli, vault, "update", "t9", "-p", "p1", code=3)
     assert (vault / "tasks.json").read_bytes() == before
@@ -420,7 +435,7 @@ def test_unknown_keys_in_tasks_and_at_the_top_survive_every_rewrite(cli: Any, va
     assert tasks_["t2"]["jira"] == "ABC-12"
     assert list(tasks_["t1"])[-2:] == ["estimate", "notes"]  # schema keys first, then theirs
     listed = vb(cli, vault, "list")["tasks"]
-    assert next(t for t in listed if t["id"] == "t2")["jira"] == "ABC-12"
+    assert next(t for t in listed if t["id"] == "t2")["extra"] == {"jira": "ABC-12"}
 
 
 def _valid() -> dict[str, Any]:
@@ -494,9 +509,13 @@ def test_malformed_file_is_reported_in_one_line_and_never_rewritten(
 def test_malformed_file_fails_the_real_cli_with_a_non_zero_exit(vault: Path) -> None:
     path = vault / "tasks.json"
     path.write_bytes(b"{oops")
-    res = run_vb("--vault", str(vault), "tasks", "add", "x", "--json")
+    res = run_vb("--vault", str(vault), "tasks", "add", "x")
     assert res.exit_code == 1 and res.stdout == ""
     assert "is malformed: invalid JSON" in res.stderr and "Traceback" not in res.stderr
+    as_json = run_vb("--vault", str(vault), "tasks", "add", "x", "--json")
+    error = as_json.json()["error"]
+    assert as_json.exit_code == 1 and as_json.stderr == ""
+    assert "is malformed: invalid JSON" in error["message"] and error["exit_code"] == 1
     assert path.read_bytes() == b"{oops"
 
 
@@ -541,13 +560,13 @@ def test_a_failed_replace_leaves_the_old_file_and_no_temp_file(
 
 CRASH_CHILD = """
 import os, sys
-from vault_brain.vault import store
+from vault_brain.storage import files as store
 def die(src, dst):
     os._exit(9)  # the process dies between writing the temp file and renaming it
 store.os.replace = die
 sys.argv = ["vb", "--vault", sys.argv[1], "tasks", "add", "never lands"]
-from vault_brain.cli import main
-main()
+from vault_brain.entry import main
+sys.exit(main())
 """
 
 
@@ -626,8 +645,8 @@ def test_parse_and_dump_round_trip_keeps_everything() -> None:
     raw = json.dumps(
         {"tasks": [{"id": "t1", "description": "a", "x": 1}], "next_id": 5, "meta": True}
     ).encode()
-    task_list = tasks.parse_tasks(raw)
-    again = tasks.parse_tasks(tasks.dump_tasks(task_list).encode())
+    task_list = task_format.parse_tasks(raw)
+    again = task_format.parse_tasks(task_format.dump_tasks(task_list).encode())
     assert again == task_list
     assert task_list.allocate_id() == "t5"
 

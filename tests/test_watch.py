@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_brain.core import Vault
+from vault_brain.app.vault import Vault
 
 
 def indexed_ids(root: Path, query: str) -> list[str]:

@@ -1,3 +1,5 @@
+import sys
+
 from vault_brain.entry import main
 
-main()
+sys.exit(main())

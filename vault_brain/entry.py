@@ -13,17 +13,18 @@ import sys
 HELP_FILE = os.path.join(os.path.dirname(__file__), "help.txt")
 
 
-def main() -> None:
-    args = sys.argv[1:]
+def main(argv: list[str] | None = None) -> int:
+    """Run `vb`; returns the exit status (the console script exits with it)."""
+    args = sys.argv[1:] if argv is None else list(argv)
     if args in ([], ["--help"], ["-h"]) and os.path.isfile(HELP_FILE):
         with open(HELP_FILE, encoding="utf-8") as handle:
             sys.stdout.write(handle.read())
-        return
+        return 0
     if args == ["--version"]:
         from vault_brain import __version__
 
         sys.stdout.write(f"vb {__version__}\n")
-        return
-    from vault_brain.cli import main as cli_main
+        return 0
+    from vault_brain.interfaces.cli.app import main as cli_main
 
-    cli_main()
+    return cli_main(args)

@@ -1,0 +1,436 @@
+"""The memory API: one typed entry point for every interface.
+
+The CLI, the MCP server and the Claude Code hooks (and the proxy and session runner) call
+these methods and print or return their results; none holds business logic of its own.
+
+Two ways to hold it:
+
+- `MemoryAPI.open(...)`: one command. The index is reconciled once, on first use.
+- `MemoryAPI.live(...)`: a long-running process. Calls are serialised, each reconciles the
+  index with the files first (so hand edits are seen), a change to STRATEGY.md reloads the
+  policy, and agent retrievals are recorded behind the answers (`access.AccessRecorder`).
+
+With a `session`, the API acts for an agent: searches and retrievals are recorded in that
+session's transcript and bump the notes' access counters, so feedback can credit them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from vault_brain.app import credit, lifecycle, loop, notes
+from vault_brain.app import tasks as task_ops
+from vault_brain.app.access import AccessRecorder
+from vault_brain.app.compaction import CompactionResult, compact
+from vault_brain.app.flush import FlushResult, flush
+from vault_brain.app.memory_file import build_memory_file, write_memory_file
+from vault_brain.app.results import (
+    BatchLine,
+    CompactResult,
+    CreditReport,
+    FeedbackResult,
+    IndexResult,
+    InitResult,
+    MaintainResult,
+    MemoryFileResult,
+    MoveResult,
+    NoteList,
+    NoteResult,
+    NoteRow,
+    NoteView,
+    PlanResult,
+    SearchHit,
+    SearchResult,
+    SessionList,
+    SessionsArchived,
+    SettingRow,
+    StrategyResult,
+    TaskChange,
+    TaskList,
+)
+from vault_brain.app.retention import archive_sessions
+from vault_brain.app.status import StatusReport, vault_status
+from vault_brain.app.vault import Vault
+from vault_brain.app.watch import run_watch
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.plan import Plan
+from vault_brain.domain.policy import SETTINGS
+from vault_brain.domain.sessions import check_session_id
+from vault_brain.storage.env import Environment
+from vault_brain.storage.events import emit
+from vault_brain.storage.git import commit_vault
+from vault_brain.storage.index.search import Hit
+from vault_brain.storage.index.store import Progress, ReconcileResult
+from vault_brain.storage.notes import load_note
+from vault_brain.storage.template import init_vault
+from vault_brain.storage.transcript import SessionIndex
+
+Pending = Literal["skip", "try", "wait"]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+class MemoryAPI:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        session: str | None = None,
+        source: str = "cli",
+        live: bool = False,
+    ) -> None:
+        self._vault = vault
+        self.session = check_session_id(session) if session is not None else None
+        self.source = source
+        self.is_live = live
+        self._lock = threading.Lock()
+        self._strategy = _stamp(vault.paths.strategy)
+        self.access = (
+            AccessRecorder(self.session, self._lock, lambda: self._vault, source)
+            if live and self.session is not None
+            else None
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        env: Environment | None = None,
+        *,
+        session: str | None = None,
+        source: str = "cli",
+    ) -> MemoryAPI:
+        return cls(Vault.open(path, env), session=session, source=source)
+
+    @classmethod
+    def live(
+        cls, vault: Vault, session: str | None, source: str, flush_delay: float | None = None
+    ) -> MemoryAPI:
+        api = cls(vault, session=session, source=source, live=True)
+        if api.access is not None and flush_delay is not None:
+            api.access.flush_delay = flush_delay
+        return api
+
+    @property
+    def vault(self) -> Vault:
+        return self._vault
+
+    # -- the vault for one call -----------------------------------------------------------
+    @contextlib.contextmanager
+    def _use(self, pending: Pending = "wait") -> Iterator[Vault]:
+        """The vault for one call. Live: one call at a time, the policy reloaded when
+        STRATEGY.md changed, retrievals still pending recorded first (`skip` for reads that
+        do not depend on them, `try` for reports that should not wait on another writer,
+        `wait` for writes and feedback), and the index reconciled with the files."""
+        if not self.is_live:
+            yield self._vault
+            return
+        with self._lock:
+            self._reload_if_policy_changed()
+            if self.access is not None and pending != "skip":
+                self.access.record(self._vault, wait=pending == "wait")
+            self._vault.reconcile(force=True)
+            yield self._vault
+
+    def _reload_if_policy_changed(self) -> None:
+        stamp = _stamp(self._vault.paths.strategy)
+        if stamp != self._strategy:
+            old = self._vault
+            if self.access is not None:
+                self.access.record(old, wait=False)
+            old.index.close()
+            self._vault = Vault(old.paths, old.env)
+            self._strategy = stamp
+
+    def warm_up(self) -> None:
+        """Reconcile and open the searcher now (a server does this while its client connects)."""
+        with self._use("skip") as vault:
+            vault.searcher.search("warm up", 1)
+
+    def close(self) -> None:
+        """Record every retrieval still pending (waits for the vault lock)."""
+        if self.access is not None:
+            self.access.close()
+
+    def _memory_rel(self, vault: Vault, ref: str) -> str:
+        """The path of a memory note (not STRATEGY.md, MEMORY.md, a transcript or a log)."""
+        return notes.resolve(vault, ref, memory_only=True)
+
+    def _record(self, vault: Vault, query: str, hits: list[Any], tool: str) -> None:
+        """An agent retrieval: queued (live) or recorded now (one command)."""
+        if self.session is None or not hits:
+            return
+        if self.access is not None:
+            self.access.defer(vault, query, hits, tool)
+        else:
+            credit.record_retrieval(vault, self.session, query, hits, source=self.source)
+
+    # -- notes ------------------------------------------------------------------------------
+    def add(
+        self,
+        type_: str,
+        name: str,
+        content: str,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        pinned: bool = False,
+    ) -> NoteResult:
+        with self._use() as vault:
+            note = notes.add(vault, type_, name, content, category, tags, pinned)
+        return NoteResult(NoteView.of(note))
+
+    def show(self, ref: str) -> NoteResult:
+        with self._use("skip") as vault:
+            return NoteResult(NoteView.of(notes.show(vault, ref)))
+
+    def retrieve(self, ref: str) -> NoteResult:
+        """Read one memory in full; an agent's retrieval is recorded for credit."""
+        with self._use("skip") as vault:
+            note = load_note(vault.paths.root, self._memory_rel(vault, ref))
+            self._record(vault, ref, [note], "memory_retrieve")
+        return NoteResult(NoteView.of(note))
+
+    def update(
+        self,
+        ref: str,
+        content: str | None = None,
+        tags: list[str] | None = None,
+        pinned: bool | None = None,
+        append: bool = False,
+    ) -> NoteResult:
+        with self._use() as vault:
+            rel = self._memory_rel(vault, ref)
+            note = notes.update(vault, rel, content, tags, pinned, append)
+        return NoteResult(NoteView.of(note))
+
+    def archive(self, ref: str, reason: str) -> MoveResult:
+        with self._use() as vault:
+            note, was = notes.archive(vault, self._memory_rel(vault, ref), reason)
+        return MoveResult(note.id, note.path, was, archived=True)
+
+    def restore(self, ref: str) -> MoveResult:
+        with self._use() as vault:
+            note, was = notes.restore(vault, ref)
+        return MoveResult(note.id, note.path, was, archived=False)
+
+    def list_notes(self, filters: Filters | None = None) -> NoteList:
+        with self._use("skip") as vault:
+            rows = notes.list_rows(vault, filters or Filters())
+        return NoteList([NoteRow.of(r) for r in rows], len(rows))
+
+    # -- search -----------------------------------------------------------------------------
+    def _hits(self, vault: Vault, query: str, k: int, filters: Filters) -> list[Hit]:
+        vault.reconcile()
+        return vault.searcher.search(query, k, filters)
+
+    def search(self, query: str, k: int = 10, filters: Filters | None = None) -> SearchResult:
+        """Notes for `query`, best first; an agent's search is recorded for credit."""
+        if k < 1:
+            raise VaultBrainError(f"limit must be at least 1, not {k}", hint="pass -k 10")
+        filters = (filters or Filters()).normalized()
+        with self._use("skip") as vault:
+            hits = self._hits(vault, query, k, filters)
+            emit(
+                vault.paths,
+                "search",
+                {"query": query, "results": [h.id for h in hits], "source": self.source},
+            )
+            self._record(vault, query, hits, "memory_search")
+        return SearchResult(query, [_hit(h) for h in hits])
+
+    def search_batch(
+        self, queries: Iterable[dict[str, Any]], k: int = 10, filters: Filters | None = None
+    ) -> Iterator[BatchLine]:
+        """Many queries in one process (benchmarks, agents): one line per query, in order."""
+        filters = (filters or Filters()).normalized()
+        with self._use("skip") as vault:
+            for item in queries:
+                hits = self._hits(vault, item["query"], k, filters)
+                yield BatchLine(item.get("id"), item["query"], [_hit(h) for h in hits])
+
+    # -- credit ------------------------------------------------------------------------------
+    def feedback(self, signal: str, session: str | None = None) -> FeedbackResult:
+        session = session or self.session
+        if session is None:
+            raise VaultBrainError(
+                "feedback needs the session whose last turn it judges", hint="pass --session ID"
+            )
+        with self._use() as vault:
+            return credit.apply_feedback(vault, session, signal)
+
+    def credit_report(self, top: int = 10) -> CreditReport:
+        with self._use("try") as vault:
+            return credit.credit_report(vault, top)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def plan(
+        self, operation: str, older_than_days: float | None = None, type_: str = "episode"
+    ) -> Plan:
+        with self._use() as vault:
+            if operation == "prune" and older_than_days is not None:
+                return lifecycle.plan_prune(vault, older_than_days=older_than_days, type_=type_)
+            return lifecycle.make_plan(vault, operation)
+
+    def run(self, plan: Plan, dry_run: bool) -> PlanResult:
+        with self._use() as vault:
+            return lifecycle.run_plan(vault, plan, dry_run)
+
+    def maintain(self, dry_run: bool = False) -> MaintainResult:
+        with self._use() as vault:
+            return lifecycle.maintain(vault, dry_run=dry_run)
+
+    def compact_memory(self) -> CompactResult:
+        with self._use() as vault:
+            return lifecycle.compact_memory(vault)
+
+    def memory_file(self, budget: int | None = None, write: bool = True) -> MemoryFileResult:
+        with self._use("try") as vault:
+            vault.reconcile()
+            if write:
+                return write_memory_file(vault, budget)
+            return build_memory_file(vault, budget)
+
+    def strategy(self) -> StrategyResult:
+        policy = self._vault.policy
+        rows = [
+            SettingRow(
+                key=s.key,
+                value=policy.get(s.key),
+                source=policy.sources.get(s.key, "default"),
+                default=s.default,
+                group=s.group,
+                help=s.help,
+            )
+            for s in SETTINGS.values()
+        ]
+        return StrategyResult(rows, list(policy.unknown))
+
+    # -- the vault ---------------------------------------------------------------------------
+    def status(self) -> StatusReport:
+        with self._use("skip") as vault:
+            return vault_status(vault)
+
+    def index(self, rebuild: bool = False, progress: Progress | None = None) -> IndexResult:
+        started = time.perf_counter()
+        with self._use("skip") as vault:
+            result = (
+                vault.index.rebuild(progress) if rebuild else vault.reconcile(progress, force=True)
+            )
+        return IndexResult(
+            added=len(result.added),
+            updated=len(result.updated),
+            removed=len(result.removed),
+            total=result.total,
+            rebuilt=result.rebuilt,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+    # -- sessions and the agent loop -----------------------------------------------------------
+    def intake(self, session: str, message: str) -> loop.IntakeResult:
+        with self._use() as vault:
+            return loop.intake(vault, session, message)
+
+    def context(self, session: str) -> loop.ContextResult:
+        with self._use() as vault:
+            return loop.build_context(vault, session).result()
+
+    def memories_for_message(
+        self, session: str, message_id: str | None, text: str, source: str
+    ) -> list[dict[str, Any]]:
+        """The memories for one user message, retrieved once and recorded for credit (not
+        recorded when the message has no id, e.g. it could not be written)."""
+        with self._use("skip") as vault:
+            return loop.memories_for_message(
+                vault, session, message_id or "", text, None, source, record=bool(message_id)
+            )
+
+    def commit(self, message: str) -> str:
+        """Commit the vault's changes with git; returns what happened (never raises)."""
+        return commit_vault(self._vault.paths, message)
+
+    def persist(self, session: str, records: list[dict[str, Any]]) -> loop.PersistResult:
+        with self._use() as vault:
+            return loop.persist(vault, session, records)
+
+    def flush(self, session: str, dry_run: bool = False) -> FlushResult:
+        with self._use() as vault:
+            return flush(vault, session, dry_run=dry_run, llm=vault.llm())
+
+    def compact_session(
+        self, session: str, dry_run: bool = False, force: bool = False
+    ) -> CompactionResult:
+        with self._use() as vault:
+            llm = None if dry_run else vault.llm()
+            return compact(vault, session, dry_run=dry_run, force=force, llm=llm)
+
+    def sessions(self) -> SessionList:
+        with self._use("skip") as vault:
+            infos = SessionIndex(vault.paths).all()
+        infos.sort(key=lambda r: r.last_activity, reverse=True)
+        return SessionList(infos)
+
+    def archive_sessions(
+        self, older_than_days: float | None = None, dry_run: bool = False
+    ) -> SessionsArchived:
+        with self._use() as vault:
+            moved = archive_sessions(vault, older_than_days, dry_run=dry_run)
+        return SessionsArchived(dry_run, moved)
+
+    # -- tasks -------------------------------------------------------------------------------
+    def tasks(
+        self, status: str | None = None, milestone: str | None = None, ready: bool = False
+    ) -> TaskList:
+        with self._use("skip") as vault:
+            views = task_ops.list_tasks(vault, status, milestone, ready)
+        return TaskList.of(views)
+
+    def add_task(self, description: str, **options: Any) -> TaskChange:
+        with self._use() as vault:
+            return TaskChange.of(task_ops.add_task(vault, description, **options))
+
+    def update_task(self, task_id: str, **changes: Any) -> TaskChange:
+        with self._use() as vault:
+            return TaskChange.of(task_ops.update_task(vault, task_id, **changes))
+
+    def done_task(self, task_id: str, force: bool = False) -> TaskChange:
+        with self._use() as vault:
+            return TaskChange.of(task_ops.done_task(vault, task_id, force))
+
+    def block_task(self, task_id: str, by: list[str]) -> TaskChange:
+        with self._use() as vault:
+            return TaskChange.of(task_ops.block_task(vault, task_id, by))
+
+    def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
+        """Keep the index current until SIGINT or SIGTERM."""
+        run_watch(self._vault, debounce=debounce, on_batch=on_batch)
+
+
+def create_vault(target: Path, adopt: bool = False) -> InitResult:
+    """A new vault from the template (its own git repository), or vb's files added to an
+    existing folder (`adopt`: no existing file is changed)."""
+    made = init_vault(target, adopt=adopt)
+    return InitResult(str(made.root), made.created, made.kept, made.git)
+
+
+def _hit(hit: Hit) -> SearchHit:
+    return SearchHit(
+        id=hit.id,
+        path=hit.path,
+        title=hit.title,
+        type=hit.type,
+        category=hit.category,
+        score=round(hit.score, 6),
+        snippet=hit.snippet,
+    )

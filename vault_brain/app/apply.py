@@ -1,0 +1,122 @@
+"""Applying plans: every action or none, under the vault lock, logged to
+`logs/lifecycle.jsonl`; the index catches up after the files are written."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from vault_brain.app.notes import archive_into
+from vault_brain.app.results import PlanResult
+from vault_brain.app.vault import Vault
+from vault_brain.domain.clock import now_iso
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.plan import OPERATIONS, Plan
+from vault_brain.storage.files import append_jsonl, note_path
+from vault_brain.storage.frontmatter import edit_front_matter, parse_text, replace_body
+
+
+def plan_result(plan: Plan, dry_run: bool = True) -> PlanResult:
+    return PlanResult(plan.operation, plan.method, dry_run, list(plan.actions), list(plan.notes))
+
+
+def apply_plan(vault: Vault, plan: Plan) -> PlanResult:
+    """Execute every action or none: a failure rolls back the files already changed."""
+    try:
+        return _apply(vault, plan)
+    except FileNotFoundError as exc:
+        raise VaultBrainError(
+            f"{plan.operation}: {exc.filename} changed since the plan was made; nothing changed",
+            hint=f"run `vb {plan.operation}` again",
+        ) from None
+
+
+def _apply(vault: Vault, plan: Plan) -> PlanResult:
+    run_id = uuid.uuid4().hex[:12]
+    stamp = now_iso()
+    touched: list[str] = []
+    order = {"create": 0, "append": 1, "set": 2, "archive": 3}
+    actions = sorted(plan.actions, key=lambda a: order[a.op])
+    with vault.transaction() as tx:
+        for action in actions:
+            full = note_path(vault.paths, action.path)
+            if action.op == "create":
+                tx.create(full, action.content or "")
+            elif action.op == "archive":
+                dest = archive_into(tx, vault.paths, action.path, action.why, action.keys)
+                touched.append(dest)
+            elif action.op in ("set", "append"):
+                raw = full.read_bytes()
+                new = edit_front_matter(raw, action.keys, where=action.path)
+                if action.op == "append" and action.content:
+                    body = parse_text(raw).body.rstrip("\n")
+                    new = replace_body(new, f"{body}\n\n{action.content.strip()}\n")
+                tx.write(full, new)
+            else:  # pragma: no cover - plans are built in this package
+                raise VaultBrainError(f"unknown action {action.op!r}")
+            touched.append(action.path)
+        records: list[dict[str, Any]] = [
+            {
+                "ts": stamp,
+                "run": run_id,
+                "operation": plan.operation,
+                "op": a.op,
+                "path": a.path,
+                "id": a.id,
+                "why": a.why,
+                "keys": a.keys,
+            }
+            for a in actions
+        ]
+        records.append(
+            {
+                "ts": stamp,
+                "run": run_id,
+                "event": "run",
+                "operation": plan.operation,
+                "actions": len(actions),
+                "method": plan.method,
+            }
+        )
+        append_jsonl(vault.paths.lifecycle_log, records)
+    vault.refresh(touched)
+    result = plan_result(plan, dry_run=False)
+    result.run_id, result.applied = run_id, len(actions)
+    return result
+
+
+def last_runs(vault: Vault) -> dict[str, str]:
+    """Operation -> timestamp of its latest run, read from the end of the lifecycle log."""
+    path = vault.paths.lifecycle_log
+    found: dict[str, str] = {}
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return found
+    chunk = 64 * 1024
+    with open(path, "rb") as handle:
+        while True:
+            start = max(0, size - chunk)
+            handle.seek(start)
+            data = handle.read(size - start)
+            lines = data.split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first line may be cut
+            for line in reversed(lines):
+                if b'"event":"run"' not in line.replace(b" ", b""):
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                op = record.get("operation")
+                if op in OPERATIONS and op not in found and isinstance(record.get("ts"), str):
+                    found[op] = record["ts"]
+            if len(found) == len(OPERATIONS) or start == 0:
+                return found
+            chunk *= 4
+
+
+def note_body(vault: Vault, rel: str) -> str:
+    return parse_text(vault.paths.note(rel).read_bytes()).body

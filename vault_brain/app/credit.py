@@ -1,0 +1,212 @@
+"""Access and outcome credit, written to the notes' front matter (no database).
+
+An agent retrieval (`vb search --session`, the MCP server, the loop) bumps `access_count`
+and `last_accessed` of the returned notes and records a `retrieval` line in the session
+transcript, with ids and paths. `vb feedback` finds the memories retrieved in the session's
+last turn and moves their `credit` by the signal's shared reward. Each note is written
+once per event; each event is appended to `logs/credit.jsonl`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from vault_brain.app.results import (
+    CreditChange,
+    CreditEntry,
+    CreditReport,
+    FeedbackResult,
+    Skipped,
+    to_json,
+)
+from vault_brain.app.vault import Vault
+from vault_brain.domain.clock import days_since, now, now_iso
+from vault_brain.domain.credit import (
+    SIGNALS,
+    effective_score,
+    is_scored,
+    shared_reward,
+    stored_score,
+    update_score,
+)
+from vault_brain.domain.errors import NotFoundError
+from vault_brain.domain.sessions import check_session_id, record_kind
+from vault_brain.domain.text import check_choice
+from vault_brain.storage.files import Transaction, append_jsonl
+from vault_brain.storage.frontmatter import UneditableNoteError, edit_front_matter, parse_text
+from vault_brain.storage.transcript import append_record, read_records
+
+
+class Retrieved(Protocol):
+    """What recording a retrieval needs of each note returned."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+def _edit_keys(tx: Transaction, vault: Vault, rel: str, changes: dict[str, Any]) -> str | None:
+    """Set vb-owned keys on one note inside a transaction; returns a reason if skipped."""
+    full = vault.paths.note(rel)
+    try:
+        raw = full.read_bytes()
+    except FileNotFoundError:
+        return "note no longer exists"
+    try:
+        tx.write(full, edit_front_matter(raw, changes, where=rel), durable=False)
+    except UneditableNoteError as exc:
+        return exc.message
+    return None
+
+
+def record_retrieval(
+    vault: Vault,
+    session: str,
+    query: str,
+    hits: Sequence[Retrieved],
+    source: str,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Record an agent retrieval: access counters on the notes, a line in the transcript."""
+    check_session_id(session)  # before anything is written
+    stamp = now_iso()
+    with vault.transaction() as tx:
+        for hit in hits:
+            full = vault.paths.note(hit.path)
+            try:
+                count = parse_text(full.read_bytes()).meta.get("access_count", 0)
+            except FileNotFoundError:
+                continue
+            count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+            _edit_keys(tx, vault, hit.path, {"access_count": count + 1, "last_accessed": stamp})
+        record = append_record(
+            vault.paths,
+            session,
+            {
+                "type": "retrieval",
+                "source": source,
+                "query": query,
+                "ids": [h.id for h in hits],
+                "paths": [h.path for h in hits],
+                **(extra or {}),
+            },
+        )
+    return record
+
+
+def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    """(id, path) of the memories retrieved in the last turn that retrieved any: turns are
+    separated by user messages and by feedback, so feedback typed after a reply credits that
+    reply's memories, and a second signal on the same turn credits them again."""
+    turns: list[list[dict[str, Any]]] = [[]]
+    for record in records:
+        kind = record_kind(record)
+        if kind in ("user", "feedback"):  # feedback closes a turn, e.g. in an MCP session
+            turns.append([])
+        elif kind == "retrieval":
+            turns[-1].append(record)
+    chosen: list[dict[str, Any]] = next((turn for turn in reversed(turns) if turn), [])
+    seen: dict[str, str | None] = {}
+    for record in chosen:
+        ids = record.get("ids") or []
+        paths = record.get("paths") or [None] * len(ids)
+        for note_id, path in zip(ids, paths, strict=False):
+            if isinstance(note_id, str) and note_id not in seen:
+                seen[note_id] = path if isinstance(path, str) else None
+    return list(seen.items())
+
+
+def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
+    signal = SIGNALS[check_choice(word, SIGNALS, "feedback")]
+    path = vault.paths.transcript(session)
+    if not path.is_file():
+        raise NotFoundError(
+            f"nothing was retrieved in session {session!r} yet, so there is nothing to credit",
+            hint="search or retrieve memories in that session first (`vb search --session ID` "
+            "or the memory_search tool), then report the outcome",
+        )
+    policy = vault.policy
+    reward = policy.rewards[signal]
+    strongest = max(abs(r) for r in policy.rewards.values()) or 1.0
+    retrieved = last_turn(read_records(path))
+    share = shared_reward(reward, len(retrieved))
+    result = FeedbackResult(session, signal, reward, round(share, 6))
+    stamp = now_iso()
+    with vault.transaction() as tx:
+        for note_id, rel in retrieved:
+            rel = _locate(vault, note_id, rel)
+            if rel is None:
+                result.skipped.append(Skipped(note_id, "not found"))
+                continue
+            meta = parse_text(vault.paths.note(rel).read_bytes()).meta
+            old = stored_score(meta.get("credit"), policy.initial_score)
+            new = round(update_score(old, share, policy.alpha, strongest), 4)
+            reason = _edit_keys(tx, vault, rel, {"credit": new})
+            if reason:
+                result.skipped.append(Skipped(note_id, reason))
+                continue
+            result.changes.append(CreditChange(note_id, rel, old, new))
+        append_record(
+            vault.paths, session, {"type": "feedback", "signal": signal, "reward": reward}
+        )
+        append_jsonl(vault.paths.credit_log, {"ts": stamp, "event": "feedback", **to_json(result)})
+    vault.refresh([c.path for c in result.changes])
+    return result
+
+
+def _locate(vault: Vault, note_id: str, rel: str | None) -> str | None:
+    """The recorded path if the note is still there, else the index's answer for the id."""
+    if rel and vault.paths.note(rel).is_file():
+        return rel
+    vault.reconcile()
+    stored = vault.index.stored_by_id(note_id, include_archive=False)
+    return str(stored["path"]) if stored else None
+
+
+def credit_rows(vault: Vault, at: dt.datetime | None = None) -> list[dict[str, Any]]:
+    """Every live note with its stored and effective credit, from the index's row column."""
+    now_ts = (at or now()).timestamp()
+    policy = vault.policy
+    vault.reconcile()
+    rows = []
+    for docnum, row in vault.index.rows():
+        credit = row.get("credit")
+        score = stored_score(credit, policy.initial_score)
+        row.update(
+            docnum=docnum,
+            pinned=bool(row.get("pinned")),
+            scored=is_scored(credit),
+            credit=score,
+            effective=round(
+                effective_score(score, days_since(row.get("ref_ts"), now_ts), policy.decay_rate),
+                4,
+            ),
+            access_count=int(row.get("access_count") or 0),
+        )
+        rows.append(row)
+    return rows
+
+
+def credit_report(vault: Vault, top: int = 10) -> CreditReport:
+    rows = sorted(credit_rows(vault), key=lambda r: (-r["effective"], r["path"]))
+    entries = [
+        CreditEntry(
+            id=r["id"],
+            path=r["path"],
+            title=r["title"],
+            credit=r["credit"],
+            effective_credit=r["effective"],
+            access_count=r["access_count"],
+            last_accessed=r["last_accessed"],
+        )
+        for r in rows
+    ]
+    return CreditReport(
+        count=len(rows),
+        highest=entries[:top],
+        lowest=list(reversed(entries[-top:])) if rows else [],
+    )

@@ -1,0 +1,277 @@
+"""Memory flush: durable memories from a session's messages, before they are compacted away.
+
+Offline: heuristic capture (safety filters, confidence and importance gates, a cap per
+message) routes preferences and facts to entity notes and writes one episode note for the
+span, with the summary and the decisions. With an LLM: facts are extracted by the model and
+reconciled against the nearest existing notes (ADD / UPDATE / DELETE / NONE). Every capture
+names its session and message ids; flushed spans are recorded in the transcript, so flushing
+the same messages twice writes nothing new.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_brain.app.apply import apply_plan
+from vault_brain.app.entities import EntityFeed, fact_key, new_note_text
+from vault_brain.app.results import Result
+from vault_brain.app.vault import Vault
+from vault_brain.domain.capture import Candidate, capture, safety_reason, split_sentences
+from vault_brain.domain.clock import now_iso
+from vault_brain.domain.engine import JSONChat
+from vault_brain.domain.errors import LLMError
+from vault_brain.domain.facts import Fact, extract_facts
+from vault_brain.domain.plan import Action, Plan
+from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
+from vault_brain.domain.summarize import summarize
+from vault_brain.domain.text import slugify
+from vault_brain.storage.events import emit
+from vault_brain.storage.transcript import append, read_records
+
+RECONCILE_SYSTEM = (
+    "You keep an agent's long-term memory. For each new fact, compare it with the existing "
+    "notes and choose one operation: ADD (new information), UPDATE (an existing note says "
+    "something this fact corrects or refines; give its id and the sentence it replaces), "
+    "DELETE (an existing note is now false; give its id), or NONE (already known or not "
+    'worth keeping). Answer with JSON: {"operations": [{"fact": int, "op": "ADD|UPDATE|'
+    'DELETE|NONE", "id": "note id or null", "old": "replaced sentence or null", '
+    '"reason": "short"}]}.'
+)
+
+
+@dataclass
+class FlushResult(Result):
+    session: str
+    first: str | None = None
+    """The first message flushed (none when there was nothing new)."""
+    last: str | None = None
+    plan: Plan = field(default_factory=lambda: Plan("flush"))
+    """The notes written (or, with a dry run, that would be)."""
+    captured: list[dict[str, Any]] = field(default_factory=list)
+    """Each captured statement: kind, text, message id and the note it went to."""
+    dropped: dict[str, int] = field(default_factory=dict)
+    """What was not kept, by reason."""
+    applied: bool = False
+
+
+def flushed_through(records: list[dict[str, Any]]) -> int:
+    return max(
+        (int(r.get("through") or 0) for r in records if record_kind(r) == "flush"), default=0
+    )
+
+
+def flush(
+    vault: Vault,
+    session: str,
+    *,
+    through: int | None = None,
+    dry_run: bool = False,
+    llm: JSONChat | None = None,
+    now: dt.datetime | None = None,
+) -> FlushResult:
+    """Flush the messages after the last flushed one, up to `through` (default: all)."""
+    path = vault.paths.transcript(session)
+    records = list(read_records(path))
+    done = flushed_through(records)
+    messages = [
+        r
+        for r in records
+        if record_kind(r) in MESSAGE_TYPES
+        and done < seq_of(r.get("id")) <= (through if through is not None else 10**9)
+    ]
+    result = FlushResult(session)
+    if not messages:
+        return result
+    result.first, result.last = str(messages[0]["id"]), str(messages[-1]["id"])
+    report = capture(messages)
+    result.dropped = {k: v for k, v in report.dropped.items() if v}
+    vault.reconcile()
+    feed = EntityFeed(vault, vault.policy.initial_score)
+    if llm is not None:
+        candidates = _reconcile_with_llm(vault, llm, report.candidates, feed, result, session)
+    else:
+        candidates = report.candidates
+    for candidate in candidates:
+        if candidate.kind == "decision":
+            continue  # decisions belong to the episode of this span
+        facts = _facts_of(candidate)
+        fresh = feed.fresh(facts, f"from session {session}, {candidate.message_id}")
+        for rel, lines in fresh.items():
+            feed.accept(rel, lines, f"{session}/{candidate.message_id}")
+            result.captured.append(
+                {
+                    "kind": candidate.kind,
+                    "text": candidate.text,
+                    "message": candidate.message_id,
+                    "note": rel,
+                }
+            )
+        if not fresh:
+            result.dropped["known"] = result.dropped.get("known", 0) + 1
+    result.plan.actions += feed.actions()
+    episode = _episode_action(vault, session, messages, llm, now)
+    if episode is not None:
+        result.plan.actions.append(episode)
+    if dry_run:
+        return result
+    if result.plan.actions:
+        apply_plan(vault, result.plan)
+    append(
+        vault.paths,
+        session,
+        [
+            {
+                "type": "flush",
+                "first": result.first,
+                "last": result.last,
+                "through": seq_of(result.last),
+                "notes": [a.path for a in result.plan.actions],
+                "captured": len(result.captured),
+                "dropped": result.dropped,
+            }
+        ],
+    )
+    result.applied = True
+    emit(
+        vault.paths,
+        "flush",
+        {
+            "session": session,
+            "through": result.last,
+            "notes": [a.path for a in result.plan.actions],
+        },
+    )
+    return result
+
+
+def _facts_of(candidate: Candidate) -> list[Fact]:
+    """Subject and category for a captured sentence (preferences fall back to the user)."""
+    facts = extract_facts(candidate.text, candidate.message_id)
+    if facts:
+        return facts
+    if candidate.kind == "preference":
+        return [Fact("user", "preferences", candidate.text, candidate.confidence)]
+    return []
+
+
+def _episode_action(
+    vault: Vault,
+    session: str,
+    messages: list[dict[str, Any]],
+    llm: JSONChat | None,
+    now: dt.datetime | None,
+) -> Action | None:
+    first, last = str(messages[0]["id"]), str(messages[-1]["id"])
+    stamp = (now or dt.datetime.now().astimezone()).strftime("%Y-%m")
+    rel = f"episodes/{stamp}/session-{slugify(session)}-{first}-{last}.md"
+    if vault.paths.note(rel).exists() or (vault.paths.archive_dir / rel).exists():
+        return None  # this span was flushed before (its record may have been lost in a crash)
+    summary = summarize(messages, llm)
+    body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
+    safe = (
+        sentence
+        for m in messages
+        if record_kind(m) == "user"
+        for sentence in split_sentences(str(m.get("content") or ""))[0]
+        if safety_reason(sentence) is None
+    )
+    title = " ".join(next(safe, f"{first}–{last}").split())[:60]
+    note_id = f"episode-general-session-{slugify(session)}-{first}-{last}"
+    meta: dict[str, Any] = {
+        "id": note_id,
+        "type": "episode",
+        "category": "general",
+        "title": f"Session {session}: {title}",
+        "tags": ["session"],
+        "created": now_iso(),
+        "updated": now_iso(),
+        "credit": vault.policy.initial_score,
+        "session": session,
+        "messages": [first, last],
+    }
+    why = f"episode of session {session} {first}–{last} ({summary.method})"
+    return Action("create", rel, why, content=new_note_text(meta, "\n".join(body)), id=note_id)
+
+
+def _reconcile_with_llm(
+    vault: Vault,
+    llm: JSONChat,
+    candidates: list[Candidate],
+    feed: EntityFeed,
+    result: FlushResult,
+    session: str,
+) -> list[Candidate]:
+    """Ask the model, per batch of candidates, what to do against the nearest notes.
+
+    ADD keeps the candidate; UPDATE appends the corrected fact and records what it
+    supersedes; DELETE archives the contradicted note; NONE drops the candidate."""
+    facts = [c for c in candidates if c.kind != "decision"]
+    if not facts:
+        return candidates
+    searcher = vault.searcher
+    vault.reconcile()
+    nearest: dict[str, dict[str, Any]] = {}
+    lines = []
+    for n, cand in enumerate(facts):
+        hits = searcher.search(cand.text, k=3)
+        for hit in hits:
+            nearest[hit.id] = {
+                "id": hit.id,
+                "title": hit.title,
+                "path": hit.path,
+                "text": hit.snippet,
+            }
+        lines.append({"fact": n, "text": cand.text, "nearest": [h.id for h in hits]})
+    user = json.dumps({"facts": lines, "notes": list(nearest.values())}, ensure_ascii=False)
+    try:
+        answer = llm.chat_json(RECONCILE_SYSTEM, user)
+    except LLMError as exc:
+        result.plan.notes.append(f"LLM reconciliation failed ({exc.message}); kept every fact")
+        return candidates
+    result.plan.method = "llm"
+    keep = [c for c in candidates if c.kind == "decision"]
+    decided: set[int] = set()
+    for op in answer.get("operations") or []:
+        if not isinstance(op, dict) or not isinstance(op.get("fact"), int):
+            continue
+        index = op["fact"]
+        if not 0 <= index < len(facts) or index in decided:
+            continue
+        decided.add(index)
+        cand, kind = facts[index], str(op.get("op", "ADD")).upper()
+        target = nearest.get(str(op.get("id") or ""))
+        reason = str(op.get("reason") or "")
+        if kind == "NONE":
+            result.dropped["llm_none"] = result.dropped.get("llm_none", 0) + 1
+        elif kind == "DELETE" and target is not None:
+            why = (
+                f"contradicted by session {session} {cand.message_id}: {cand.text} {reason}".strip()
+            )
+            result.plan.actions.append(Action("archive", target["path"], why, id=target["id"]))
+            keep.append(cand)
+        elif kind == "UPDATE" and target is not None and target["path"].startswith("entities/"):
+            old = str(op.get("old") or "").strip()
+            line = f"- {cand.text} (from session {session}, {cand.message_id})"
+            keys = {"updated": now_iso(), "supersedes": [old] if old else []}
+            why = f"updates {target['id']}: {reason or 'refined by the session'}"
+            result.plan.actions.append(
+                Action("append", target["path"], why, keys, line, target["id"])
+            )
+            entity = feed.target(target["path"])
+            if entity is not None:
+                entity["known"].add(fact_key(line))
+            result.captured.append(
+                {
+                    "kind": "update",
+                    "text": cand.text,
+                    "message": cand.message_id,
+                    "note": target["path"],
+                }
+            )
+        else:
+            keep.append(cand)
+    keep += [c for n, c in enumerate(facts) if n not in decided]
+    return keep

@@ -1,0 +1,287 @@
+"""The lifecycle operations as plans: consolidation, promotion, pruning (and what is due).
+
+Each `plan_*` reads the index's stored fields (bodies only for the few notes it merges or
+mines), decides, and returns a Plan; nothing is written until `apply_plan`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from vault_brain.app.apply import apply_plan, last_runs, note_body, plan_result
+from vault_brain.app.credit import credit_rows
+from vault_brain.app.entities import EntityFeed, new_note_text
+from vault_brain.app.notes import unique_path
+from vault_brain.app.results import CompactResult, DueState, MaintainResult, PlanResult
+from vault_brain.app.vault import Vault
+from vault_brain.domain.clock import days_between, now_iso, parse_time
+from vault_brain.domain.engine import JSONChat
+from vault_brain.domain.facts import extract_facts
+from vault_brain.domain.merge import merge_episodes
+from vault_brain.domain.plan import Action, Plan
+from vault_brain.domain.text import slugify
+from vault_brain.storage.frontmatter import parse_text
+
+
+def _now(now: dt.datetime | None) -> dt.datetime:
+    return now or dt.datetime.now().astimezone()
+
+
+def _method(methods: Sequence[str]) -> str:
+    distinct = sorted(set(methods))
+    return ", ".join(distinct) if distinct else "offline"
+
+
+# --------------------------------------------------------------------------- consolidation
+
+
+def plan_consolidate(
+    vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None
+) -> Plan:
+    """Same-day episodes with overlapping tags merge into one episode; credit summed (max 1)."""
+    now = _now(now)
+    plan = Plan("consolidate")
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for row in credit_rows(vault, now):
+        if row["type"] != "episode" or row["pinned"] or row["problem"]:
+            continue
+        created = parse_time(row["created"])
+        if created is None or not row["tags"]:
+            continue
+        by_day.setdefault(created.date().isoformat(), []).append(row)
+    taken: set[str] = set()
+    methods: list[str] = []
+    for day, rows in sorted(by_day.items()):
+        for group in _tag_components(rows):
+            if len(group) < 2:
+                continue
+            group.sort(key=lambda r: (r["created"] or "", r["path"]))
+            episodes = [
+                {
+                    "id": r["id"],
+                    "title": r["title"],
+                    "body": note_body(vault, r["path"]),
+                    "tags": r["tags"],
+                    "created": r["created"],
+                }
+                for r in group
+            ]
+            merged = merge_episodes(episodes, llm)
+            methods.append(merged.method)
+            categories = {r["category"] for r in group}
+            category = categories.pop() if len(categories) == 1 else "general"
+            rel, slug = unique_path(
+                vault.paths, f"episodes/{day[:7]}", slugify(merged.title), taken
+            )
+            new_id = f"episode-{category}-{slug}"
+            tags = sorted({t for r in group for t in r["tags"]})
+            shared = sorted(set.intersection(*(set(r["tags"]) for r in group)) or set(tags))
+            credit = min(1.0, sum(r["credit"] for r in group))
+            meta = {
+                "id": new_id,
+                "type": "episode",
+                "category": category,
+                "title": merged.title,
+                "tags": tags,
+                "created": min(r["created"] for r in group),
+                "updated": now_iso(),
+                "credit": round(credit, 4),
+                "access_count": sum(r["access_count"] for r in group),
+                "merged_from": [r["id"] for r in group],
+            }
+            why = f"{len(group)} episodes of {day} sharing tags {', '.join(shared)}"
+            plan.actions.append(
+                Action("create", rel, why, content=new_note_text(meta, merged.body), id=new_id)
+            )
+            for r in group:
+                plan.actions.append(
+                    Action(
+                        "archive",
+                        r["path"],
+                        f"merged into {new_id}",
+                        {"merged_into": new_id},
+                        id=r["id"],
+                    )
+                )
+    plan.method = _method(methods)
+    return plan
+
+
+def _tag_components(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Groups of episodes connected by at least one shared tag (union-find)."""
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        for tag in row["tags"]:
+            if tag in first_with:
+                parent[find(i)] = find(first_with[tag])
+            else:
+                first_with[tag] = i
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(find(i), []).append(row)
+    return list(groups.values())
+
+
+# --------------------------------------------------------------------------- promotion
+
+
+def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None) -> Plan:
+    """Episodes above the promotion threshold feed their entity-like facts to entity notes."""
+    now = _now(now)
+    policy = vault.policy
+    plan = Plan("promote")
+    threshold = policy.promotion_threshold
+    transfer = policy.promotion_transfer
+    rows = {r["path"]: r for r in credit_rows(vault, now)}
+    feed = EntityFeed(vault, policy.initial_score, rows)
+    methods: list[str] = []
+    for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
+        if row["type"] != "episode" or row["effective"] <= threshold or row["problem"]:
+            continue
+        meta = parse_text(vault.paths.note(row["path"]).read_bytes()).meta
+        if meta.get("promoted"):
+            continue
+        facts = extract_facts(note_body(vault, row["path"]), row["id"], llm)
+        methods += [f.method for f in facts]
+        if not facts:
+            plan.notes.append(
+                f"{row['id']}: credit {row['effective']:.2f} but no entity-like facts"
+            )
+            continue
+        link = f"[[{PurePosixPath(row['path']).with_suffix('').as_posix()}|{row['title']}]]"
+        fresh = feed.fresh(facts, f"from {link}")
+        accepted = sum(len(v) for v in fresh.values())
+        if not accepted:
+            plan.notes.append(f"{row['id']}: its facts are already in the entity notes")
+            continue
+        moved = row["credit"] * transfer  # shared by the targets in proportion to their facts
+        for rel, lines in fresh.items():
+            feed.accept(rel, lines, row["id"], gain=moved * len(lines) / accepted)
+        plan.actions.append(
+            Action(
+                "set",
+                row["path"],
+                f"promoted {accepted} fact(s) at credit {row['effective']:.2f} > {threshold}",
+                {"credit": round(row["credit"] - moved, 4), "promoted": now_iso()},
+                id=row["id"],
+            )
+        )
+    plan.actions += feed.actions()
+    plan.method = _method(methods)
+    return plan
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+def plan_prune(
+    vault: Vault,
+    now: dt.datetime | None = None,
+    older_than_days: float | None = None,
+    type_: str | None = None,
+) -> Plan:
+    """Archive notes whose effective credit fell below the threshold (and are old enough), or,
+    with `older_than_days`, notes of one type older than that; never pinned notes or the
+    protected categories (people by default)."""
+    now = _now(now)
+    policy = vault.policy
+    plan = Plan("prune")
+    skip_categories = set(policy.prune_skip_categories)
+    for row in sorted(credit_rows(vault, now), key=lambda r: r["path"]):
+        if row["pinned"] and policy.prune_skip_pinned:
+            continue
+        if row["category"] in skip_categories or row["problem"]:
+            continue
+        born = parse_time(row["created"] or row["updated"])
+        if born is None:
+            continue  # unknown age: never pruned
+        age = days_between(born, now)
+        if older_than_days is not None:
+            if row["type"] == (type_ or "episode") and age > older_than_days:
+                why = f"{row['type']} older than {older_than_days:g} days ({age:.0f} days)"
+                plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+            continue
+        if not row["scored"] or age <= policy.prune_min_age_days:
+            continue  # notes no outcome has scored are never pruned by credit
+        if row["effective"] < policy.prune_threshold:
+            why = (
+                f"effective credit {row['effective']:.3f} < {policy.prune_threshold} "
+                f"and {age:.0f} days old"
+            )
+            plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+    return plan
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+def due_operations(vault: Vault, now: dt.datetime | None = None) -> dict[str, DueState]:
+    """Which operations are due, from the last run times in logs/lifecycle.jsonl."""
+    now = _now(now)
+    policy = vault.policy
+    last = last_runs(vault)
+    out: dict[str, DueState] = {}
+    for op, interval_key, enabled_key in (
+        ("consolidate", "consolidation_interval", "consolidation_enabled"),
+        ("promote", "promotion_interval", "promotion_enabled"),
+        ("prune", "prune_interval", "prune_enabled"),
+    ):
+        hours = policy.hours(interval_key)
+        previous = parse_time(last.get(op))
+        waited = None if previous is None else days_between(previous, now) * 24
+        enabled = bool(policy.get(enabled_key))
+        due = enabled and (waited is None or waited >= hours)
+        out[op] = DueState(due, last.get(op), hours, enabled)
+    return out
+
+
+def make_plan(vault: Vault, operation: str, now: dt.datetime | None = None) -> Plan:
+    """The plan of one operation, with the LLM when one is configured."""
+    if operation == "consolidate":
+        return plan_consolidate(vault, now, vault.llm())
+    if operation == "promote":
+        return plan_promote(vault, now, vault.llm())
+    return plan_prune(vault, now)
+
+
+def run_plan(vault: Vault, plan: Plan, dry_run: bool) -> PlanResult:
+    """The plan as a result (dry run), or applied exactly as planned."""
+    return plan_result(plan) if dry_run else apply_plan(vault, plan)
+
+
+def maintain(vault: Vault, dry_run: bool = False, now: dt.datetime | None = None) -> MaintainResult:
+    """Run whatever is due (consolidation, promotion, pruning, in that order)."""
+    due = due_operations(vault, now)
+    runs = [
+        run_plan(vault, make_plan(vault, operation, now), dry_run)
+        for operation, state in due.items()
+        if state.due
+    ]
+    return MaintainResult(dry_run, due, runs)
+
+
+def compact_memory(vault: Vault) -> CompactResult:
+    """Consolidate same-day episodes and prune low-credit notes now (MCP's memory_compact)."""
+    result = CompactResult(consolidated=0, pruned=0, created=[], archived=[])
+    for operation in ("consolidate", "prune"):
+        plan = make_plan(vault, operation)
+        apply_plan(vault, plan)
+        archived = [a.path for a in plan.actions if a.op == "archive"]
+        result.created += [a.path for a in plan.actions if a.op == "create"]
+        result.archived += archived
+        if operation == "consolidate":
+            result.consolidated = len(archived)
+        else:
+            result.pruned = len(archived)
+    return result

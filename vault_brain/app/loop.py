@@ -1,0 +1,276 @@
+"""The agent loop as stages any harness can drive: INTAKE -> CONTEXT -> (model) -> PERSIST.
+
+Each stage is safe to repeat and safe to be killed between: intake appends the user turn
+before any model runs; context only appends a retrieval record (once per user message);
+persist appends the reply, then flushes and compacts when the session is over its threshold.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_brain.app.compaction import CompactionResult, compact
+from vault_brain.app.credit import record_retrieval
+from vault_brain.app.results import Result
+from vault_brain.app.vault import Vault
+from vault_brain.domain.errors import NotFoundError, VaultBrainError
+from vault_brain.domain.sessions import latest_compaction, live_messages, record_kind
+from vault_brain.storage.events import emit
+from vault_brain.storage.frontmatter import body_text
+from vault_brain.storage.transcript import SessionIndex, append, read_records
+
+PERSIST_TYPES = ("assistant", "tool_call", "tool_result", "user")
+
+
+@dataclass
+class IntakeResult(Result):
+    record: dict[str, Any]
+    """The user's message as appended: id, time, content."""
+
+
+def intake(vault: Vault, session: str, message: str) -> IntakeResult:
+    if not message.strip():
+        raise VaultBrainError(
+            "empty message", hint="pass the user's message as an argument or on stdin"
+        )
+    return IntakeResult(append(vault.paths, session, [{"type": "user", "content": message}])[0])
+
+
+@dataclass
+class Context:
+    session: str
+    guidance: str
+    memory: str
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    summary: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    pruned_tool_results: int = 0
+
+    def to_text(self) -> str:
+        parts = []
+        if self.guidance.strip():
+            parts += [self.guidance.strip(), ""]
+        if self.memory.strip():
+            parts += [self.memory.strip(), ""]
+        if self.retrieved:
+            parts += ["# Retrieved memories", ""]
+            parts += [f"- **{r['title']}** `{r['id']}`: {r['snippet']}" for r in self.retrieved]
+            parts.append("")
+        if self.summary:
+            parts += ["# Summary of the earlier conversation", "", self.summary.strip(), ""]
+        parts += ["# Conversation", ""]
+        for m in self.messages:
+            kind = record_kind(m)
+            if kind == "tool_call":
+                args = json.dumps(m.get("arguments", {}), ensure_ascii=False)
+                parts.append(f"[{m['id']} tool_call] {m.get('name', '?')}({args})")
+            else:
+                parts.append(f"[{m['id']} {kind}] {m.get('content', '')}")
+        return "\n".join(parts).rstrip() + "\n"
+
+    def to_messages(self) -> list[dict[str, Any]]:
+        """OpenAI Chat Completions messages: one system message, then the conversation."""
+        system = self.to_text().split("# Conversation", 1)[0].strip()
+        out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        calls_with_results = {
+            m.get("call_id") for m in self.messages if record_kind(m) == "tool_result"
+        }
+        open_calls = {
+            m.get("call_id") or m["id"] for m in self.messages if record_kind(m) == "tool_call"
+        }
+        for m in self.messages:
+            kind = record_kind(m)
+            if kind == "tool_call":
+                call_id = m.get("call_id") or m["id"]
+                call = {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": m.get("name", ""),
+                        "arguments": json.dumps(m.get("arguments", {}), ensure_ascii=False),
+                    },
+                }
+                if out[-1]["role"] == "assistant" and out[-1].get("tool_calls") is not None:
+                    out[-1]["tool_calls"].append(call)
+                else:
+                    out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                if call_id not in calls_with_results:
+                    out.append(
+                        {"role": "tool", "tool_call_id": call_id, "content": "[no result recorded]"}
+                    )
+            elif kind == "tool_result":
+                if m.get("call_id") not in open_calls:
+                    continue  # its call was compacted away: the API would reject an orphan
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": m.get("call_id"),
+                        "content": m.get("content", ""),
+                    }
+                )
+            else:
+                out.append({"role": kind, "content": m.get("content", "")})
+        return out
+
+    def result(self) -> ContextResult:
+        return ContextResult(
+            session=self.session,
+            retrieved=self.retrieved,
+            summary=self.summary,
+            messages=self.messages,
+            pruned_tool_results=self.pruned_tool_results,
+            text=self.to_text(),
+            messages_openai=self.to_messages(),
+        )
+
+
+@dataclass
+class ContextResult(Result):
+    session: str
+    retrieved: list[dict[str, Any]]
+    """The memories retrieved for the latest user message: id, title, path, snippet."""
+    summary: str | None
+    """The latest compaction summary."""
+    messages: list[dict[str, Any]]
+    """The transcript's live messages (after the latest summary)."""
+    pruned_tool_results: int
+    text: str
+    """The whole context as one prompt."""
+    messages_openai: list[dict[str, Any]]
+    """The same as Chat Completions messages (one system message, then the conversation)."""
+
+
+def build_context(vault: Vault, session: str) -> Context:
+    path = vault.paths.transcript(session)
+    if not path.is_file():
+        raise NotFoundError(
+            f"no session {session!r}", hint="start it with `vb loop intake --session ID`"
+        )
+    records = list(read_records(path))
+    policy = vault.policy
+    guidance = _read(vault.paths.strategy, body_text)
+    memory = _read(vault.paths.memory_md, lambda raw: raw.decode("utf-8", "replace"))
+    summary_record = latest_compaction(records)
+    messages = [dict(m) for m in live_messages(records)]
+    keep = policy.tool_result_retention
+    results = [m for m in messages if record_kind(m) == "tool_result"]
+    pruned = 0
+    for m in results[: max(0, len(results) - keep)]:
+        size = len(str(m.get("content", "")))
+        m["content"] = (
+            f"[tool result pruned from context: {size} characters; full text in {m['id']}]"
+        )
+        pruned += 1
+    ctx = Context(
+        session=session,
+        guidance=guidance,
+        memory=memory,
+        summary=summary_record.get("summary") if summary_record else None,
+        messages=messages,
+        pruned_tool_results=pruned,
+    )
+    ctx.retrieved = _retrieve(vault, session, records)
+    emit(
+        vault.paths,
+        "read",
+        {
+            "session": session,
+            "messages": len(messages),
+            "retrieved": [r["id"] for r in ctx.retrieved],
+        },
+    )
+    return ctx
+
+
+def _read(path: Any, convert: Any) -> str:
+    try:
+        return str(convert(path.read_bytes()))
+    except FileNotFoundError:
+        return ""
+
+
+def _retrieve(vault: Vault, session: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Memories for the latest user message, retrieved and recorded once per message."""
+    users = [r for r in records if record_kind(r) == "user"]
+    if not users:
+        return []
+    latest = users[-1]
+    return memories_for_message(
+        vault, session, str(latest.get("id")), str(latest.get("content", "")), records, "loop"
+    )
+
+
+def memories_for_message(
+    vault: Vault,
+    session: str,
+    message_id: str,
+    text: str,
+    records: list[dict[str, Any]] | None = None,
+    source: str = "loop",
+    record: bool = True,
+) -> list[dict[str, Any]]:
+    """The memories for one user message (id, title, path, snippet), retrieved once: the
+    retrieval is recorded in the transcript for credit and reused when asked again."""
+    if records is None:
+        records = list(read_records(vault.paths.transcript(session)))
+    for past in reversed(records):
+        if record_kind(past) == "retrieval" and past.get("for_message") == message_id:
+            return list(past.get("results") or [])
+    vault.reconcile()
+    hits = vault.searcher.search(text, k=vault.policy.retrieval_limit)
+    results = [{"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet} for h in hits]
+    if record and hits:
+        extra = {"for_message": message_id, "results": results}
+        record_retrieval(vault, session, text, hits, source=source, extra=extra)
+    return results
+
+
+@dataclass
+class PersistResult(Result):
+    records: list[dict[str, Any]]
+    """The records as written, with their ids (m0001, ...) and times."""
+    compaction: CompactionResult | None = None
+    """The compaction that ran because the session passed its threshold, if any."""
+
+
+def parse_records(payload: Any) -> list[dict[str, Any]]:
+    """A JSON record, or a list of them, from a harness; validated before anything is written."""
+    items = payload if isinstance(payload, list) else [payload]
+    out = []
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise VaultBrainError(
+                f"record {n} is not a JSON object",
+                hint='send {"role": "assistant", "content": "..."}',
+            )
+        kind = str(item.get("type") or item.get("role") or "")
+        if kind not in PERSIST_TYPES:
+            raise VaultBrainError(
+                f"record {n}: unknown type {kind!r}", hint=f"use one of: {', '.join(PERSIST_TYPES)}"
+            )
+        record = {k: v for k, v in item.items() if k not in ("role", "id", "ts")}
+        record["type"] = kind
+        if kind == "tool_call" and not isinstance(record.get("name"), str):
+            raise VaultBrainError(
+                f"record {n}: a tool_call needs a name", hint='add "name": "tool"'
+            )
+        if kind in ("user", "assistant", "tool_result") and not isinstance(
+            record.get("content"), str
+        ):
+            raise VaultBrainError(
+                f"record {n}: {kind} needs a string content", hint='add "content": "..."'
+            )
+        out.append({"type": kind, **{k: v for k, v in record.items() if k != "type"}})
+    return out
+
+
+def persist(vault: Vault, session: str, records: list[dict[str, Any]]) -> PersistResult:
+    written = append(vault.paths, session, records)
+    result = PersistResult(written)
+    info = SessionIndex(vault.paths).info(session)
+    if info is not None and info.context_tokens > vault.policy.compaction_threshold:
+        result.compaction = compact(vault, session, llm=vault.llm())
+    emit(vault.paths, "write", {"session": session, "records": [r.get("id") for r in written]})
+    return result

@@ -1,0 +1,99 @@
+"""`vb status`: what the vault holds and how healthy its cache is, without changing anything."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_brain.app.results import Result
+from vault_brain.app.vault import Vault
+from vault_brain.storage.events import counts as event_counts
+from vault_brain.storage.index.store import diff_manifest, scan
+from vault_brain.storage.index.watch import read_status
+from vault_brain.storage.tokens import get_counter
+
+
+@dataclass
+class NoteCounts(Result):
+    total: int
+    archived: int
+    by_type: dict[str, int]
+    by_category: dict[str, int]
+    """Keyed type/category, e.g. entity/people."""
+
+
+@dataclass
+class IndexState(Result):
+    exists: bool
+    indexed: int
+    on_disk: int
+    fresh: bool
+    stale: list[str]
+    """Up to 100 notes the index has not caught up with (the next command reconciles)."""
+    stale_count: int
+
+
+@dataclass
+class Problem(Result):
+    path: str
+    problem: str
+
+
+@dataclass
+class StatusReport(Result):
+    vault: str
+    notes: NoteCounts
+    index: IndexState
+    problems: list[Problem]
+    watcher: dict[str, Any]
+    """The watcher's status file, with `alive`."""
+    token_counter: dict[str, Any]
+    events: dict[str, int] = field(default_factory=dict)
+    """Memory events by kind (read, write, flush, compact, search)."""
+
+
+def vault_status(vault: Vault) -> StatusReport:
+    disk = scan(vault.paths)
+    exists = vault.index.exists()
+    by_type: Counter[str] = Counter()
+    by_category: Counter[str] = Counter()
+    archived = 0
+    problems: list[Problem] = []
+    indexed = 0
+    if exists:
+        for _, row in vault.index.rows(include_archived=True):
+            indexed += 1
+            if row.get("archived"):
+                archived += 1
+                continue
+            by_type[row.get("type", "")] += 1
+            by_category[f"{row.get('type', '')}/{row.get('category', '')}"] += 1
+            if row.get("problem"):
+                problems.append(Problem(row["path"], row["problem"]))
+        diff = diff_manifest(disk, vault.index.load_manifest() or {})
+        stale = sorted(diff.added + diff.updated + diff.removed)
+    else:
+        stale = sorted(disk)
+    counter = get_counter()
+    return StatusReport(
+        vault=str(vault.paths.root),
+        notes=NoteCounts(
+            total=sum(by_type.values()),
+            archived=archived,
+            by_type=dict(sorted(by_type.items())),
+            by_category=dict(sorted(by_category.items())),
+        ),
+        index=IndexState(
+            exists=exists,
+            indexed=indexed,
+            on_disk=len(disk),
+            fresh=exists and not stale,
+            stale=stale[:100],
+            stale_count=len(stale),
+        ),
+        problems=sorted(problems, key=lambda p: p.path),
+        watcher=read_status(vault.paths),
+        token_counter={"name": counter.name, "exact": counter.exact},
+        events=event_counts(vault.paths),
+    )

@@ -1,0 +1,43 @@
+"""Time as vb writes and reads it: ISO 8601 with the local UTC offset, to the second."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now().astimezone()
+
+
+def now_iso() -> str:
+    """Local time, to the second, with its UTC offset."""
+    return now().replace(microsecond=0).isoformat()
+
+
+def parse_time(value: object) -> dt.datetime | None:
+    """An ISO date or datetime from front matter -> an aware datetime (local time if naive)."""
+    if not value:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.astimezone()
+    return parsed
+
+
+def epoch(value: object) -> float | None:
+    moment = parse_time(value)
+    return moment.timestamp() if moment is not None else None
+
+
+def days_between(earlier: dt.datetime | None, later: dt.datetime) -> float:
+    if earlier is None:
+        return 0.0
+    return max(0.0, (later - earlier).total_seconds() / 86400.0)
+
+
+def days_since(epoch_seconds: float | None, now_ts: float) -> float:
+    """Days from an epoch timestamp to now (0 when unknown or in the future)."""
+    return 0.0 if epoch_seconds is None else max(0.0, (now_ts - epoch_seconds) / 86400.0)

@@ -1,0 +1,223 @@
+"""The `vb` command line: the typer app, its grouped help, and the one place errors are
+reported.
+
+Commands call the memory API and print once (`output.emit`): text for people, or a JSON
+document with a version under `--json`. Every failure leaves here as one line and a hint on
+stderr (or a JSON error document on stdout under `--json`) with a distinct exit code; a
+traceback only with `--debug`. Command modules import the application layer inside each
+command, so `vb --help` and `vb <command> --help` never load whoosh, yaml, git or openai.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+# typer 0.28 ships its own copy of click (typer._click); its types are the ones to use.
+from typer._click.core import Command, Context
+from typer._click.exceptions import NoArgsIsHelpError
+from typer._click.exceptions import UsageError as ClickUsageError
+from typer._click.formatting import HelpFormatter
+from typer._click.globals import get_current_context
+from typer.core import TyperGroup
+
+from vault_brain import __version__
+from vault_brain.domain.errors import UsageError, VaultBrainError
+from vault_brain.storage.env import Environment
+
+if TYPE_CHECKING:
+    from vault_brain.app.api import MemoryAPI
+
+# `vb --help` lists commands in these sections, in this order.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "Vault": ("init", "status", "watch"),
+    "Memories": ("add", "show", "update", "delete", "restore", "list"),
+    "Search": ("search", "index"),
+    "Credit and lifecycle": (
+        "feedback",
+        "credit",
+        "memory-file",
+        "consolidate",
+        "promote",
+        "prune",
+        "maintain",
+        "strategy",
+    ),
+    "Sessions": ("loop", "flush", "compact", "sessions", "tasks"),
+    "Integrations": ("mcp", "hooks", "hook"),
+}
+
+
+def summary(cmd: Command) -> str:
+    """A command's one-line summary: the first line of its help, never cut."""
+    text = cmd.short_help or (cmd.help or "")
+    return text.strip().split("\n", 1)[0].strip()
+
+
+class GroupedGroup(TyperGroup):
+    """Commands in `SECTIONS` order, listed under their section headings."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        ordered = [name for names in SECTIONS.values() for name in names if name in self.commands]
+        return ordered + sorted(set(self.commands) - set(ordered))
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        listed: set[str] = set()
+        for title, names in SECTIONS.items():
+            rows = [(n, summary(self.commands[n])) for n in names if n in self.commands]
+            listed.update(names)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [(n, summary(c)) for n, c in sorted(self.commands.items()) if n not in listed]
+        if rest:
+            with formatter.section("Other"):
+                formatter.write_dl(rest)
+
+
+app = typer.Typer(
+    name="vb",
+    cls=GroupedGroup,
+    help="vault_brain: long-term memory for AI agents, kept as a plain Markdown vault.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass
+class CliState:
+    """What the root options say, kept on the click context (no global state)."""
+
+    env: Environment = field(default_factory=Environment)
+    vault: str | None = None
+    debug: bool = False
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"vb {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    vault: Annotated[
+        str | None,
+        typer.Option(
+            "--vault",
+            "-V",
+            help="Vault folder. Default: $VB_VAULT, else the nearest parent "
+            "folder holding STRATEGY.md.",
+            show_default=False,
+        ),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    state = ctx.ensure_object(CliState)
+    state.vault = vault
+    state.debug = debug
+
+
+def state() -> CliState:
+    return get_current_context().find_object(CliState) or CliState()
+
+
+def open_api(session: str | None = None) -> MemoryAPI:
+    """The memory API on the vault the root options and environment name."""
+    from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
+
+    st = state()
+    return MemoryAPI.open(st.vault, st.env, session=session)
+
+
+# Commands live in their own modules; importing them registers them on `app`.
+from vault_brain.interfaces.cli import (  # noqa: E402,F401
+    credit,
+    integrations,
+    lifecycle,
+    memories,
+    search,
+    sessions,
+    tasks,
+    vaults,
+)
+
+
+def _report(exc: VaultBrainError, as_json: bool) -> int:
+    if as_json:
+        doc = {"version": 2, "error": exc.to_json()}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"vb: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"vb: hint: {exc.hint}\n")
+    return exc.exit_code
+
+
+def _usage_error(exc: ClickUsageError) -> UsageError:
+    """A click usage error in vb's own words: one line, and where to find the usage."""
+    message = exc.format_message().strip().rstrip(".")
+    message = message[:1].lower() + message[1:] if message else "bad command line"
+    where = exc.ctx.command_path if exc.ctx is not None else "vb"
+    return UsageError(message, hint=f"see `{where} --help`")
+
+
+def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
+    """Run `vb` with `argv` (default: the process's arguments); returns the exit status."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    cli_state = CliState(env=env or Environment.from_os())
+    as_json = "--json" in args
+    debug = "--debug" in args
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args, prog_name="vb", standalone_mode=False, obj=cli_state)
+        return code if isinstance(code, int) else 0  # a command's typer.Exit(n) comes back as n
+    except NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.format_message() + "\n")  # `vb` or `vb tasks` alone: the help
+        return 0
+    except ClickUsageError as exc:
+        return _report(_usage_error(exc), as_json)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("vb: interrupted\n")
+        return 130
+    except VaultBrainError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        return _report(exc, as_json)
+    except KeyboardInterrupt:
+        sys.stderr.write("vb: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        if debug:
+            raise
+        from vault_brain.storage.files import io_error  # lazy: only when something failed
+
+        return _report(io_error(exc, exc.filename or "a file"), as_json)
+    except Exception as exc:  # a bug: still one line, and how to see more
+        if debug:
+            raise
+        error = VaultBrainError(
+            f"internal error ({type(exc).__name__}: {exc}); this is a bug in vb",
+            hint="run the command again with --debug for the traceback, and report it",
+        )
+        return _report(error, as_json)

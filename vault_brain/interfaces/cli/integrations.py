@@ -1,0 +1,191 @@
+"""vb mcp | vb hooks claude-code | vb hook <event>."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.sessions import check_session_id, new_session_id
+from vault_brain.domain.text import check_choice
+from vault_brain.interfaces.cli.app import app, open_api, state
+from vault_brain.interfaces.cli.options import JsonOpt
+from vault_brain.interfaces.cli.output import emit
+
+if TYPE_CHECKING:
+    from vault_brain.app.api import MemoryAPI
+
+hooks_app = typer.Typer(
+    help="Give an agent harness vb's memory through its hooks.", no_args_is_help=True
+)
+hook_app = typer.Typer(
+    help="The commands a harness runs as hooks (Claude Code).\n\nEach reads the harness's "
+    "JSON payload on stdin and answers on stdout.",
+    no_args_is_help=True,
+)
+app.add_typer(hooks_app, name="hooks")
+app.add_typer(hook_app, name="hook")
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+_CLAUDE_CODE_NOTES = (
+    "# Claude Code: add the server for every project on this machine",
+    "# or share it with a project: save this as .mcp.json in the project's root",
+)
+
+
+@app.command()
+def mcp(
+    print_config: Annotated[
+        str | None,
+        typer.Option(
+            "--print-config",
+            metavar="CLIENT",
+            help="Print what claude-code, opencode or cursor needs to start this server "
+            "on this vault, instead of serving.",
+        ),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            "-s",
+            help="Record retrievals in this session (default: $VB_SESSION_ID, else a new "
+            "mcp-<time>-<pid> session).",
+        ),
+    ] = None,
+    log_file: Annotated[
+        Path | None,
+        typer.Option("--log-file", help="Write logs to this file instead of stderr."),
+    ] = None,
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")
+    ] = "WARNING",
+    as_json: JsonOpt = False,
+) -> None:
+    """Serve the memory tools over MCP on stdin/stdout."""
+    import threading
+
+    from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
+    from vault_brain.app.vault import Vault
+
+    st = state()
+    vault = Vault.open(st.vault, st.env)  # a missing vault fails here, before serving
+    if print_config is not None:
+        from vault_brain.interfaces.clients import client_config
+
+        config = client_config(print_config, vault.root)
+        text = json.dumps(config.config, indent=2, ensure_ascii=False)
+        if config.shell:  # a command line and a file: say which is which
+            head, tail = _CLAUDE_CODE_NOTES
+            text = f"{head}\n{config.shell}\n\n{tail}\n{text}"
+        emit(config, as_json, text)  # OpenCode, Cursor: the JSON alone, to redirect
+        return
+    level = check_choice(log_level, LOG_LEVELS, "log level")
+    session = check_session_id(session or st.env.session_id or new_session_id("mcp"))
+    api = MemoryAPI.live(vault, session, source="mcp")
+    # reconcile and open the index while the SDK (about 0.8 s) loads and the client connects
+    threading.Thread(target=_warm, args=(api,), name="vb-warm-up", daemon=True).start()
+    from vault_brain.interfaces.mcp.server import configure_logging, serve
+
+    configure_logging(log_file, level)
+    serve(api)
+
+
+def _warm(api: MemoryAPI) -> None:
+    """Warm-up failures are left for the first call, which reports them as a tool error."""
+    with contextlib.suppress(Exception):
+        api.warm_up()
+
+
+@hooks_app.command("claude-code")
+def hooks_claude_code(
+    install: Annotated[
+        bool,
+        typer.Option("--install", help="Merge the hooks into the settings file (idempotent)."),
+    ] = False,
+    settings: Annotated[
+        Path,
+        typer.Option(
+            "--settings",
+            help="Claude Code settings file; ~/.claude/settings.json for every project.",
+        ),
+    ] = Path(".claude/settings.json"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print or install Claude Code hooks that give it vb's memory.
+
+    SessionStart injects MEMORY.md, UserPromptSubmit the memories for the prompt, PreCompact
+    flushes durable memories, SessionEnd flushes and commits the vault."""
+    from vault_brain.interfaces.claude_code.settings import (
+        HookSettings,
+        hook_commands,
+        install_settings,
+        settings_snippet,
+    )
+    from vault_brain.interfaces.clients import vb_command
+
+    commands = hook_commands(vb_command(), open_api().vault.root)
+    if not install:
+        snippet = settings_snippet(commands)
+        emit(
+            HookSettings(snippet, installed=False),
+            as_json,
+            json.dumps(snippet, indent=2, ensure_ascii=False),
+        )
+        return
+    path = settings.expanduser()
+    status = install_settings(path, commands)
+    changed = any(s != "unchanged" for s in status.values())
+    lines = [f"{path}: {'updated' if changed else 'unchanged'}"]
+    lines += [f"  {event}: {state}" for event, state in status.items()]
+    result = HookSettings({}, installed=True, settings_file=str(path), events=status)
+    emit(result, as_json, "\n".join(lines))
+
+
+def _run_hook(slug: str) -> None:
+    """Answer one hook. A failure is one line on stderr and exit status 1: Claude Code shows
+    it and carries on (status 2 would block the user's prompt, so it is never used)."""
+    from vault_brain.interfaces.claude_code.handlers import run_hook
+
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise VaultBrainError(
+                "no payload on stdin",
+                hint="Claude Code runs this command with the event's JSON on stdin",
+            )
+        result = run_hook(open_api(), slug, sys.stdin.read())
+    except VaultBrainError as exc:
+        sys.stderr.write(f"vb hook {slug}: {exc.one_line()}\n")
+        raise typer.Exit(1) from None
+    for warning in result.warnings:
+        sys.stderr.write(f"vb hook {slug}: warning: {warning}\n")
+    sys.stdout.write(json.dumps(result.output, ensure_ascii=False) + "\n")
+
+
+@hook_app.command("session-start")
+def hook_session_start() -> None:
+    """SessionStart: regenerate MEMORY.md and inject it as context."""
+    _run_hook("session-start")
+
+
+@hook_app.command("user-prompt-submit")
+def hook_user_prompt_submit() -> None:
+    """UserPromptSubmit: record the prompt, inject the memories retrieved for it."""
+    _run_hook("user-prompt-submit")
+
+
+@hook_app.command("pre-compact")
+def hook_pre_compact() -> None:
+    """PreCompact: import Claude Code's transcript into vb's session and flush memories."""
+    _run_hook("pre-compact")
+
+
+@hook_app.command("session-end")
+def hook_session_end() -> None:
+    """SessionEnd: import the transcript, flush, and commit the vault (if it is a git repo)."""
+    _run_hook("session-end")

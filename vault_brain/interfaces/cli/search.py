@@ -1,0 +1,123 @@
+"""vb search | index."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.sessions import check_session_id
+from vault_brain.interfaces.cli.app import app, open_api
+from vault_brain.interfaces.cli.options import (
+    ArchiveFlag,
+    CategoryFilter,
+    JsonOpt,
+    TagFilter,
+    TypeFilter,
+)
+from vault_brain.interfaces.cli.output import emit, json_line, progress_bar, table
+
+
+@app.command()
+def index(
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Drop the index and build it again from the files.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring the search index up to date with the files."""
+    with progress_bar("indexing", enabled=not as_json) as bar:
+        result = open_api().index(rebuild, bar)
+    human = (
+        f"{'rebuilt' if result.rebuilt else 'reconciled'}: {result.total} notes "
+        f"(+{result.added} ~{result.updated} -{result.removed}) in {result.seconds:.2f}s"
+    )
+    emit(result, as_json, human)
+
+
+def _read_queries(source: str) -> list[dict[str, Any]]:
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VaultBrainError(
+            f"cannot read queries from {source}: {getattr(exc, 'strerror', None) or exc}",
+            hint='give a UTF-8 JSONL file with one {"id", "query"} per line',
+        ) from None
+    queries = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            item = None
+        if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+            raise VaultBrainError(
+                f'{source}:{n}: expected a JSON object with a string "query"',
+                hint='each line looks like {"id": "q1", "query": "words to find"}',
+            )
+        queries.append(item)
+    return queries
+
+
+@app.command()
+def search(
+    query: Annotated[
+        str | None, typer.Argument(help="Words to find (BM25; stemmed, any order).")
+    ] = None,
+    k: Annotated[int, typer.Option("-k", "--limit", min=1, help="How many results.")] = 10,
+    type_: TypeFilter = None,
+    category: CategoryFilter = None,
+    tag: TagFilter = None,
+    include_archive: ArchiveFlag = False,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            "-s",
+            help="Agent retrieval for this session: the "
+            "returned ids are recorded in its transcript for credit.",
+        ),
+    ] = None,
+    queries: Annotated[
+        str | None,
+        typer.Option(
+            "--queries",
+            help="Batch mode: JSONL file ('-' for stdin) of "
+            '{"id", "query"} lines; prints one {"version", "id", "query", "results"} line '
+            "per query.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the vault: BM25 blended with credit and recency."""
+    if (query is None) == (queries is None):
+        raise VaultBrainError(
+            "give either a QUERY or --queries FILE",
+            hint="vb search 'words' or vb search --queries queries.jsonl",
+        )
+    if session is not None:
+        check_session_id(session)  # before anything runs or is written
+    filters = Filters(type_, category, tag, include_archive).normalized()
+    batch = _read_queries(queries) if queries is not None else None
+    api = open_api(session)
+    if batch is not None:
+        for line in api.search_batch(batch, k, filters):
+            json_line(line)
+        return
+    assert query is not None
+    result = api.search(query, k, filters)
+    human = (
+        table(
+            ["score", "id", "title", "snippet"],
+            [[f"{h.score:.3f}", h.id, h.title, h.snippet] for h in result.results],
+        )
+        if result.results
+        else "no results"
+    )
+    emit(result, as_json, human)

@@ -1,0 +1,103 @@
+"""vb init | status | watch."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vault_brain.interfaces.cli.app import app, open_api, state
+from vault_brain.interfaces.cli.options import JsonOpt
+from vault_brain.interfaces.cli.output import emit
+
+if TYPE_CHECKING:
+    from vault_brain.app.status import StatusReport
+    from vault_brain.storage.index.store import ReconcileResult
+
+
+@app.command()
+def init(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder for the vault (default: --vault, else here).", show_default=False
+        ),
+    ] = None,
+    adopt: Annotated[
+        bool,
+        typer.Option(
+            "--adopt",
+            help="Add vb's files to an existing (Obsidian) vault; no existing file is changed.",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a vault from the template, as its own git repository."""
+    from vault_brain.app.api import create_vault  # lazy: keeps `vb --help` light
+
+    result = create_vault(path or Path(state().vault or "."), adopt=adopt)
+    human = (
+        f"{'adopted' if adopt else 'created'} vault at {result.vault}: "
+        f"{len(result.created)} files added, {len(result.kept)} existing kept; git: {result.git}"
+    )
+    emit(result, as_json, human)
+
+
+def render_status(report: StatusReport) -> str:
+    notes, index, watcher = report.notes, report.index, report.watcher
+    kinds = ", ".join(f"{k} {v}" for k, v in notes.by_type.items())
+    lines = [
+        f"vault:   {report.vault}",
+        f"notes:   {notes.total} ({kinds or 'none'}), {notes.archived} archived",
+    ]
+    lines += [f"         {key}: {count}" for key, count in notes.by_category.items()]
+    if not index.exists:
+        lines.append("index:   not built yet (any search builds it; or run `vb index`)")
+    else:
+        fresh = (
+            "fresh" if index.fresh else f"{index.stale_count} stale (the next command reconciles)"
+        )
+        lines.append(f"index:   {index.indexed} indexed, {index.on_disk} notes on disk, {fresh}")
+        lines += [f"         stale: {path}" for path in index.stale[:10]]
+    if watcher.get("alive"):
+        lines.append(
+            f"watcher: running (pid {watcher.get('pid')}, {watcher.get('batches', 0)} batches)"
+        )
+    else:
+        lines.append(
+            "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
+        )
+    lines.append(f"tokens:  {report.token_counter['name']}")
+    lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
+    if report.problems:
+        lines.append(f"problems: {len(report.problems)}")
+        lines += [f"         {p.path}: {p.problem}" for p in report.problems]
+    return "\n".join(lines)
+
+
+@app.command()
+def status(as_json: JsonOpt = False) -> None:
+    """Notes by type and category, index freshness, problems, watcher."""
+    report = open_api().status()
+    emit(report, as_json, render_status(report))
+
+
+@app.command()
+def watch(
+    debounce: Annotated[
+        float, typer.Option("--debounce", min=0.0, help="Seconds of quiet before re-indexing.")
+    ] = 0.2,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing per batch.")] = False,
+) -> None:
+    """Keep the index current while files change (Ctrl-C to stop)."""
+    api = open_api()
+
+    def report(result: ReconcileResult) -> None:
+        if not quiet:
+            changed = result.added + result.updated + result.removed
+            sys.stderr.write(f"indexed {len(changed)}: {', '.join(changed[:5])}\n")
+
+    sys.stderr.write(f"watching {api.vault.root} (Ctrl-C to stop)\n")
+    api.watch(debounce, report)

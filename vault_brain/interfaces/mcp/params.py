@@ -1,0 +1,44 @@
+"""The MCP tools' parameter types, with the limits and descriptions clients see.
+
+At module level so the SDK resolves them when it reads the tools' signatures."""
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+NoteType = Annotated[
+    Literal["entity", "episode"],
+    Field(description="entity: a durable fact (person, project, preference); episode: an event."),
+]
+Category = Annotated[
+    str,
+    Field(
+        max_length=80,
+        description="For entities: people, projects, preferences or your own; episodes may "
+        "leave it empty.",
+    ),
+]
+Name = Annotated[
+    str, Field(min_length=1, max_length=200, description="Short title; also the file name.")
+]
+Content = Annotated[str, Field(min_length=1, description="The memory, in Markdown.")]
+Tags = Annotated[list[str] | None, Field(description="Tags without '#', e.g. ['work', 'q3'].")]
+NoteRef = Annotated[
+    str,
+    Field(min_length=1, max_length=500, description="A note id (from memory_search) or its path."),
+]
+Query = Annotated[str, Field(min_length=1, max_length=2000, description="Words to find.")]
+SearchType = Annotated[
+    Literal["entity", "episode", "note"] | None,
+    Field(description="Only this type (note: hand-made notes outside entities/ and episodes/)."),
+]
+Limit = Annotated[int, Field(ge=1, le=100, description="How many results.")]
+TopN = Annotated[int, Field(ge=1, le=100, description="How many from each end.")]
+Reason = Annotated[str | None, Field(max_length=300, description="Why; kept in the note.")]
+Signal = Annotated[
+    Literal["good", "bad", "completed", "abandoned", "tool-success"],
+    Field(
+        description="good: the memories helped; bad: the user corrected you; completed: the "
+        "task succeeded; abandoned: it was given up; tool-success: a tool call worked."
+    ),
+]

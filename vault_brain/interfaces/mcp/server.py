@@ -1,0 +1,181 @@
+"""`vb mcp`: the vault's memory tools for any MCP client, over stdio, on the official SDK.
+
+A thin adapter: each tool calls the memory API (`MemoryAPI.live`) and returns its result
+object, the same fields `vb ... --json` prints. Only protocol messages reach stdout (the SDK's
+stdio transport also points fd 1 at stderr while it serves); logs go to stderr or
+`--log-file`. A `VaultBrainError` comes back as a tool error with its message and hint, and
+the server keeps running.
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tools' annotations at
+# registration, and plain annotations are what it resolves most reliably.
+
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from vault_brain import __version__
+from vault_brain.app.api import MemoryAPI
+from vault_brain.app.results import (
+    CompactResult,
+    CreditReport,
+    FeedbackResult,
+    MoveResult,
+    NoteResult,
+    SearchResult,
+)
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.notes import Filters
+from vault_brain.interfaces.mcp.params import (
+    Category,
+    Content,
+    Limit,
+    Name,
+    NoteRef,
+    NoteType,
+    Query,
+    Reason,
+    SearchType,
+    Signal,
+    Tags,
+    TopN,
+)
+from vault_brain.storage.files import io_error
+
+log = logging.getLogger("vault_brain.mcp")
+
+INSTRUCTIONS = """\
+Long-term memory kept as a Markdown vault (vault_brain). Search it before answering
+questions about people, projects, preferences or earlier work (memory_search), read a note
+in full with memory_retrieve, save durable facts with memory_store (type entity, category
+people/projects/preferences) and summaries of what happened as episodes. After a task, report
+how it went with memory_feedback (good, bad, completed, abandoned, tool-success): the memories
+you retrieved gain or lose credit, and credit decides what is remembered first."""
+
+
+@contextlib.contextmanager
+def _as_tool_errors() -> Iterator[None]:
+    """A user-facing error becomes a tool error the model can read; the server keeps going."""
+    try:
+        yield
+    except VaultBrainError as exc:
+        raise ToolError(exc.one_line()) from None
+    except OSError as exc:
+        raise ToolError(io_error(exc, exc.filename or "a file").one_line()) from None
+
+
+def _annotations(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+# Search and retrieve change no note's text, but they do write access_count and
+# last_accessed into the notes they return (that is how credit learns), so none of the
+# tools is read-only. Only what moves or rewrites a memory is marked destructive.
+RECORDS_ACCESS = _annotations(read_only=False, destructive=False, idempotent=False)
+REPORT = _annotations(read_only=False, destructive=False, idempotent=True)
+
+
+def build_server(api: MemoryAPI) -> MCPServer:
+    server: MCPServer = MCPServer(
+        name="vault-brain", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+
+    def memory_store(
+        type: NoteType, category: Category, name: Name, content: Content, tags: Tags = None
+    ) -> NoteResult:
+        """Save a new memory as a Markdown note (entities/<category>/ or episodes/<month>/)."""
+        with _as_tool_errors():
+            return api.add(type, name, content, category.strip() or None, tags)
+
+    def memory_retrieve(id: NoteRef) -> NoteResult:
+        """Read one memory in full: body, credit and front matter. The access is recorded
+        (within a second) in the note's access_count so feedback can credit it."""
+        with _as_tool_errors():
+            return api.retrieve(id)
+
+    def memory_search(query: Query, type: SearchType = None, limit: Limit = 10) -> SearchResult:
+        """Find memories by words; ranking blends BM25 with credit and recency. The returned
+        notes' accesses are recorded (within a second) so feedback can credit them."""
+        with _as_tool_errors():
+            return api.search(query, limit, Filters(type=type))
+
+    def memory_update(id: NoteRef, content: Content) -> NoteResult:
+        """Replace a memory's body; its front matter keeps everything but `updated`."""
+        with _as_tool_errors():
+            return api.update(id, content=content)
+
+    def memory_delete(id: NoteRef, reason: Reason = None) -> MoveResult:
+        """Move a memory to archive/ (never a hard delete; `vb restore` brings it back)."""
+        with _as_tool_errors():
+            return api.archive(id, reason or "deleted by an agent (memory_delete)")
+
+    def credit_report(top_n: TopN = 10) -> CreditReport:
+        """The memories with the highest and the lowest effective credit."""
+        with _as_tool_errors():
+            return api.credit_report(top_n)
+
+    def memory_compact() -> CompactResult:
+        """Consolidate same-day episodes and archive low-credit notes now (both logged)."""
+        with _as_tool_errors():
+            return api.compact_memory()
+
+    def memory_feedback(signal: Signal) -> FeedbackResult:
+        """Report an outcome: the memories retrieved in this session's last turn share its
+        reward, and their credit moves up or down."""
+        with _as_tool_errors():
+            return api.feedback(signal)
+
+    tools: list[tuple[Any, ToolAnnotations]] = [
+        (memory_store, _annotations(read_only=False, destructive=False, idempotent=False)),
+        (memory_retrieve, RECORDS_ACCESS),
+        (memory_search, RECORDS_ACCESS),
+        (memory_update, _annotations(read_only=False, destructive=True, idempotent=False)),
+        (memory_delete, _annotations(read_only=False, destructive=True, idempotent=True)),
+        (credit_report, REPORT),
+        (memory_compact, _annotations(read_only=False, destructive=True, idempotent=False)),
+        (memory_feedback, _annotations(read_only=False, destructive=False, idempotent=False)),
+    ]
+    for fn, annotations in tools:
+        server.add_tool(fn, annotations=annotations, structured_output=True)
+    return server
+
+
+def configure_logging(log_file: Path | None, level: str) -> None:
+    """Logs to stderr or a file, never stdout (stdout carries the protocol)."""
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8")
+        if log_file is not None
+        else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def serve(api: MemoryAPI) -> None:
+    """Run the server on stdin/stdout until the client closes the connection; retrievals
+    still pending are recorded on the way out (also on SIGTERM)."""
+    log.info("vb mcp: vault %s, session %s", api.vault.root, api.session)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)  # unwinds through `finally`: pending accesses recorded
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        build_server(api).run("stdio")
+    finally:
+        api.close()

@@ -1,0 +1,61 @@
+"""The process environment, read once.
+
+Each interface (the CLI, the MCP server, a hook) takes one `Environment` snapshot when it
+starts and passes it down; no other module reads `os.environ`. The variables vb reads:
+
+- `VB_VAULT`: the vault when `--vault` is not given.
+- `VB_LOCK_TIMEOUT`: seconds a writer waits for another writer (default 10).
+- `VB_SESSION_ID`: the session MCP retrievals are recorded in.
+- `VB_LLM_BASE_URL`, `VB_LLM_MODEL`, `VB_LLM_API_KEY`, `VB_LLM_TIMEOUT`, `VB_LLM_MAX_RETRIES`,
+  `VB_CONFIG`, `XDG_CONFIG_HOME`, `HOME`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`: the LLM
+  endpoint (see `llm_config`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from vault_brain.domain.errors import VaultBrainError
+
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Environment:
+    values: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def from_os(cls) -> Environment:
+        return cls(MappingProxyType(dict(os.environ)))
+
+    def get(self, name: str) -> str | None:
+        value = self.values.get(name, "").strip()
+        return value or None
+
+    @property
+    def vault(self) -> str | None:
+        return self.get("VB_VAULT")
+
+    @property
+    def session_id(self) -> str | None:
+        return self.get("VB_SESSION_ID")
+
+    @property
+    def lock_timeout(self) -> float:
+        raw = self.get("VB_LOCK_TIMEOUT")
+        if raw is None:
+            return DEFAULT_LOCK_TIMEOUT
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not math.isfinite(value) or value < 0:
+            raise VaultBrainError(
+                f"VB_LOCK_TIMEOUT={raw!r} is not a number of seconds",
+                hint="set it to a number like 10, or unset it",
+            )
+        return value

@@ -1,0 +1,142 @@
+"""Searching the index: BM25F candidates re-ranked with effective credit and recency."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from whoosh import scoring
+from whoosh.query import And, Or, Term
+
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.policy import Policy
+from vault_brain.domain.ranking import blend
+from vault_brain.domain.text import unique
+from vault_brain.storage.frontmatter import body_text
+from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
+from vault_brain.storage.index.store import Index, row_column
+
+SNIPPET_CHARS = 200
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class Hit:
+    id: str
+    path: str
+    title: str
+    type: str
+    category: str
+    score: float
+    snippet: str
+    bm25: float
+    credit: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "type": self.type,
+            "category": self.category,
+            "score": round(self.score, 6),
+            "snippet": self.snippet,
+        }
+
+
+class Searcher:
+    """Keeps the analyzer and Whoosh searcher warm for many queries (agents, batch mode)."""
+
+    def __init__(self, index: Index, policy: Policy) -> None:
+        self.index = index
+        self.policy = policy
+        self._ana = analyzer()
+
+    def terms(self, text: str) -> list[str]:
+        return unique(token.text for token in self._ana(text))
+
+    def _query(self, terms: list[str]) -> Any:
+        return Or([Term(field, t) for t in terms for field in TEXT_FIELDS])
+
+    def _filter(self, filters: Filters) -> Any:
+        parts = []
+        if filters.type:
+            parts.append(Term("type", filters.type))
+        if filters.category:
+            parts.append(Term("category", filters.category))
+        if filters.tag:
+            parts.append(Term("tags", filters.tag))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else And(parts)
+
+    def search(
+        self, text: str, k: int = 10, filters: Filters | None = None, now: dt.datetime | None = None
+    ) -> list[Hit]:
+        """The top `k` notes for `text` under (normalised) `filters`, best first."""
+        terms = self.terms(text)
+        if not terms or k <= 0:
+            return []
+        filters = filters or Filters()
+        searcher = self.index.searcher()
+        searcher.weighting = scoring.BM25F(B=self.policy.bm25_b, K1=self.policy.bm25_k1)
+        limit = max(k, self.policy.search_candidates)
+        # archived notes are few: masking them is far cheaper than allowing every live note
+        mask = None if filters.include_archive else Term("archived", True)
+        results = searcher.search(
+            self._query(terms), limit=limit, filter=self._filter(filters), mask=mask
+        )
+        now_ts = (now or dt.datetime.now().astimezone()).timestamp()
+        rows = row_column(searcher.reader())
+        hits: list[Hit] = []
+        summaries: dict[str, str] = {}
+        for res in results:
+            fields = res.fields()
+            summaries[fields["path"]] = fields.get("summary", "")
+            row = json.loads(rows[res.docnum] or b"{}")
+            score, eff = blend(float(res.score), row, self.policy, now_ts)
+            hits.append(
+                Hit(
+                    id=fields["id"],
+                    path=fields["path"],
+                    title=fields.get("title", ""),
+                    type=fields.get("type", ""),
+                    category=fields.get("category", ""),
+                    score=score,
+                    snippet="",
+                    bm25=float(res.score),
+                    credit=eff,
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, h.path))
+        top = hits[:k]
+        stems = set(terms)
+        for hit in top:
+            hit.snippet = self.snippet(self._body(hit.path, summaries.get(hit.path, "")), stems)
+        return top
+
+    def _body(self, rel: str, fallback: str) -> str:
+        try:
+            return body_text((self.index.paths.root / rel).read_bytes())
+        except OSError:
+            return fallback
+
+    def snippet(self, body: str, stems: set[str]) -> str:
+        """The ~200 characters around the first word of the body that matches the query."""
+        text = body.strip()
+        if not text:
+            return ""
+        start = 0
+        for match in _WORD.finditer(text):
+            tokens = [t.text for t in self._ana(match.group(0))]
+            if tokens and tokens[0] in stems:
+                start = max(0, match.start() - 60)
+                break
+        window = text[start : start + SNIPPET_CHARS]
+        window = " ".join(window.split())
+        prefix = "…" if start > 0 else ""
+        suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
+        return prefix + window + suffix

@@ -1,0 +1,17 @@
+"""Reading notes from files: bytes -> front matter and body -> the domain's `Note`."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from vault_brain.domain.notes import Note, note_from_parsed
+from vault_brain.storage.frontmatter import parse_text
+
+
+def note_from_bytes(rel: str, raw: bytes) -> Note:
+    parsed = parse_text(raw)
+    return note_from_parsed(rel, parsed.meta, parsed.body, parsed.has_front_matter, parsed.error)
+
+
+def load_note(root: Path, rel: str) -> Note:
+    return note_from_bytes(rel, (root / PurePosixPath(rel)).read_bytes())

@@ -1,0 +1,133 @@
+"""Where things live in a vault, and how the vault is found.
+
+`VaultPaths` owns the location of every file vb reads or writes; no other module builds a
+path inside `.vb/`, `logs/` or `sessions/`. It never creates anything on disk by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from vault_brain.domain.errors import VaultMissingError
+from vault_brain.domain.sessions import check_session_id
+
+MARKER = "STRATEGY.md"
+
+# Folders that never hold memories: vb's own cache, git, Obsidian settings, trash,
+# transcripts and logs (JSONL, not notes).
+IGNORED_DIRS = frozenset({".vb", ".git", ".obsidian", ".trash", "sessions", "logs"})
+# Generated or policy files at the vault root that are not memories.
+ROOT_NON_NOTES = frozenset({"MEMORY.md", "STRATEGY.md"})
+
+
+@dataclass(frozen=True)
+class VaultPaths:
+    root: Path
+    # How long a writer waits for another writer's vault lock (VB_LOCK_TIMEOUT).
+    lock_timeout: float = field(default=10.0, compare=False)
+
+    # -- the vault's own files ---------------------------------------------------------
+    @property
+    def strategy(self) -> Path:
+        return self.root / MARKER
+
+    @property
+    def memory_md(self) -> Path:
+        return self.root / "MEMORY.md"
+
+    @property
+    def tasks(self) -> Path:
+        return self.root / "tasks.json"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "archive"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def sessions_index(self) -> Path:
+        return self.sessions_dir / "sessions.json"
+
+    def transcript(self, session_id: str) -> Path:
+        """`sessions/<id>.jsonl`; the id is checked first, so it can never name another file."""
+        return self.sessions_dir / f"{check_session_id(session_id)}.jsonl"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def credit_log(self) -> Path:
+        return self.logs_dir / "credit.jsonl"
+
+    @property
+    def lifecycle_log(self) -> Path:
+        return self.logs_dir / "lifecycle.jsonl"
+
+    def note(self, rel: str) -> Path:
+        """The file of a note path that is already known to be safe (see `files.safe_relpath`)."""
+        return self.root / PurePosixPath(rel)
+
+    # -- machine-local cache (.vb/, ignored by git) -------------------------------------
+    @property
+    def vb_dir(self) -> Path:
+        return self.root / ".vb"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.vb_dir / "index"
+
+    @property
+    def manifest(self) -> Path:
+        return self.vb_dir / "manifest.json"
+
+    @property
+    def vault_lock(self) -> Path:
+        return self.vb_dir / "vault.lock"
+
+    @property
+    def index_lock(self) -> Path:
+        return self.vb_dir / "index.lock"
+
+    @property
+    def watch_status(self) -> Path:
+        return self.vb_dir / "watch.json"
+
+    @property
+    def events(self) -> Path:
+        return self.vb_dir / "events.jsonl"
+
+    @property
+    def policy_cache(self) -> Path:
+        return self.vb_dir / "policy.json"
+
+
+def find_vault(
+    explicit: str | None = None,
+    from_env: str | None = None,
+    cwd: Path | None = None,
+    lock_timeout: float = 10.0,
+) -> VaultPaths:
+    """Resolve the vault: `--vault`, else `VB_VAULT`, else the nearest parent with STRATEGY.md."""
+    given = explicit if explicit is not None else from_env or None
+    if given is not None:
+        root = Path(given).expanduser()
+        source = "--vault" if explicit is not None else "VB_VAULT"
+        if not root.is_dir():
+            raise VaultMissingError(
+                f"vault folder {str(root)!r} (from {source}) does not exist",
+                hint=f"create it with `vb init {root}` or point {source} at an existing vault",
+            )
+        return VaultPaths(root.resolve(), lock_timeout)
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_file():
+            return VaultPaths(folder, lock_timeout)
+    raise VaultMissingError(
+        f"no vault found in {here} or any parent folder (looked for {MARKER})",
+        hint="run `vb init` here, pass `--vault PATH`, or set VB_VAULT",
+    )

@@ -1,0 +1,36 @@
+"""STRATEGY.md's front matter -> the policy, cached in `.vb/` by the file's size and mtime."""
+
+from __future__ import annotations
+
+import json
+
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.policy import DEFAULT_POLICY, Policy, build_policy
+from vault_brain.storage.files import write_cache
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.paths import VaultPaths
+
+
+def load_policy(paths: VaultPaths) -> Policy:
+    try:
+        st = paths.strategy.stat()
+    except FileNotFoundError:
+        return DEFAULT_POLICY
+    stamp = [st.st_mtime_ns, st.st_size]
+    try:
+        cached = json.loads(paths.policy_cache.read_text(encoding="utf-8"))
+        if cached.get("stamp") == stamp:
+            return build_policy(cached["overrides"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    parsed = parse_text(paths.strategy.read_bytes())
+    if parsed.error:
+        raise VaultBrainError(
+            f"STRATEGY.md: front matter is not valid YAML ({parsed.error})",
+            hint="fix the YAML between the --- lines of STRATEGY.md",
+        )
+    overrides = {str(k): v for k, v in parsed.meta.items()}
+    policy = build_policy(overrides)
+    if paths.vb_dir.is_dir():
+        write_cache(paths.policy_cache, json.dumps({"stamp": stamp, "overrides": overrides}))
+    return policy
