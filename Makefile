@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check vault_brain scripts tests
 	$(BIN)/ruff format --check vault_brain scripts tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_search.py --sizes 1000,10000

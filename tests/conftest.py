@@ -18,8 +18,9 @@ import pytest
 from vault_brain.entry import main
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-KEPANO = SHARED / "bench" / "kepano-vault"
+# A subset of kepano's hand-made Obsidian vault (MIT), vendored: see its ATTRIBUTION.txt.
+KEPANO = REPO / "tests" / "data" / "kepano-vault"
+KEPANO_NOTES = sum(1 for _ in KEPANO.rglob("*.md"))
 
 
 @dataclass

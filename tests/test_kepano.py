@@ -1,6 +1,5 @@
-"""A real hand-made Obsidian vault (kepano's, 103 notes): vb adopts it and never rewrites it.
-
-The shared copy is read-only and never touched; every test works on its own copy.
+"""A real hand-made Obsidian vault (a vendored subset of kepano's): vb adopts it and never
+rewrites it. The copy in tests/data is never touched; every test works on its own copy.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import KEPANO, run_vb, snapshot
+from conftest import KEPANO, KEPANO_NOTES, run_vb, snapshot
 from vault_brain.storage.frontmatter import parse_text
 
 EVERGREEN = "Notes/Evergreen notes turn ideas into objects that you can manipulate.md"
@@ -22,7 +21,7 @@ EVERGREEN_ID = "note-notes-evergreen-notes-turn-ideas-into-objects-that-you-can-
 
 
 def copy_kepano(dest: Path) -> Path:
-    """A writable copy (the shared vault's files and folders are read-only)."""
+    """A writable copy (made writable even when the source files are read-only)."""
     shutil.copytree(KEPANO, dest, symlinks=True)
     for folder, dirs, files in os.walk(dest):
         for name in [*dirs, *files]:
@@ -55,7 +54,7 @@ def kv(adopted: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def original() -> dict[str, bytes]:
     snap = snapshot(KEPANO)
-    assert len([p for p in snap if p.endswith(".md")]) == 103
+    assert len([p for p in snap if p.endswith(".md")]) == KEPANO_NOTES > 50
     return snap
 
 
@@ -95,10 +94,10 @@ def test_adopt_adds_vb_files_and_changes_no_existing_file(
 
 def test_adopted_vault_indexes_every_note_with_a_unique_id(kv: Path, cli: Any) -> None:
     rebuilt = vb(cli, kv, "index", "--rebuild", "--json").json()
-    assert (rebuilt["total"], rebuilt["rebuilt"]) == (103, True)
+    assert (rebuilt["total"], rebuilt["rebuilt"]) == (KEPANO_NOTES, True)
     notes = vb(cli, kv, "list", "--json").json()["notes"]
-    assert len(notes) == 103
-    assert len({n["id"] for n in notes}) == 103
+    assert len(notes) == KEPANO_NOTES
+    assert len({n["id"] for n in notes}) == KEPANO_NOTES
     assert {n["type"] for n in notes} == {"note"}
     on_disk = {p.relative_to(kv).as_posix() for p in kv.rglob("*.md")}
     assert {n["path"] for n in notes} == on_disk - {"STRATEGY.md", "MEMORY.md"}
@@ -111,7 +110,7 @@ def test_template_placeholders_are_problems_and_nothing_else_is(kv: Path, cli: A
         for p in (kv / "Templates").glob("*.md")
         if parse_text(p.read_bytes()).error is not None
     )
-    assert len(with_placeholder) >= 20
+    assert len(with_placeholder) >= 10
     assert all("{{" in (kv / rel).read_text() for rel in with_placeholder)
     problems = vb(cli, kv, "status", "--json").json()["problems"]
     assert [p["path"] for p in problems] == with_placeholder
@@ -210,11 +209,11 @@ def test_every_note_is_in_the_top_5_for_its_own_file_name(
     kv: Path, cli: Any, tmp_path: Path
 ) -> None:
     answers = _stem_queries(kv, cli, tmp_path)
-    assert len(answers) == 103
+    assert len(answers) == KEPANO_NOTES
     missed = [a["id"] for a in answers if a["id"] not in [h["id"] for h in a["results"]]]
     assert missed == []
     firsts = sum(1 for a in answers if a["results"] and a["results"][0]["id"] == a["id"])
-    assert firsts >= 70
+    assert firsts >= 0.68 * KEPANO_NOTES  # 70 of the full 103 at the time of writing
 
 
 def test_note_is_found_by_its_file_name_when_its_body_has_a_later_h1(kv: Path, cli: Any) -> None:

@@ -15,6 +15,7 @@ from conftest import snapshot
 from vault_brain.app.apply import apply_plan
 from vault_brain.app.lifecycle import plan_consolidate
 from vault_brain.app.vault import Vault
+from vault_brain.storage.frontmatter import parse_text
 from vault_brain.domain.errors import VaultBrainError
 
 EPISODE = """---
@@ -226,7 +227,7 @@ def test_maintain_reads_due_times_from_the_log(vault: Path, cli: Any, tmp_path: 
 
     # STRATEGY.md overrides the interval
     strategy = vault / "STRATEGY.md"
-    strategy.write_text(strategy.read_text().replace("prune_interval: 7d", "prune_interval: 0h"))
+    strategy.write_text(strategy.read_text().replace("# prune_interval: 7d", "prune_interval: 0h"))
     third = cli("--vault", str(vault), "maintain", "--json").json()
     assert [r["operation"] for r in third["runs"]] == ["prune"]
 
@@ -234,13 +235,38 @@ def test_maintain_reads_due_times_from_the_log(vault: Path, cli: Any, tmp_path: 
 def test_strategy_sources_and_invalid_values(vault: Path, cli: Any) -> None:
     strategy = vault / "STRATEGY.md"
     text = strategy.read_text()
+    fresh = cli("--vault", str(vault), "strategy", "--json").json()
+    assert {s["source"] for s in fresh["settings"]} == {"default"}  # the template pins nothing
     strategy.write_text(
-        text.replace("credit_weight: 0.3\n", "").replace("---\n", "---\nmystery: 1\n", 1)
+        text.replace("# alpha: 0.1\n", "alpha: 0.2\n").replace("---\n", "---\nmystery: 1\n", 1)
     )
     data = cli("--vault", str(vault), "strategy", "--json").json()
-    sources = {s["key"]: s["source"] for s in data["settings"]}
-    assert sources["credit_weight"] == "default" and sources["alpha"] == "STRATEGY.md"
+    settings = {s["key"]: s for s in data["settings"]}
+    assert settings["credit_weight"]["source"] == "default"
+    assert settings["alpha"]["source"] == "STRATEGY.md" and settings["alpha"]["value"] == 0.2
+    assert settings["alpha"]["default"] == 0.1
     assert data["unknown"] == ["mystery"]
-    strategy.write_text(text.replace("prune_threshold: 0.2", "prune_threshold: 7"))
+    strategy.write_text(text.replace("# prune_threshold: 0.2", "prune_threshold: 7"))
     res = cli("--vault", str(vault), "prune", "--dry-run")
     assert res.exit_code == 1 and "prune_threshold" in res.stderr
+
+
+def test_the_strategy_template_lists_every_setting_with_the_code_default() -> None:
+    """STRATEGY.md shows each default commented out; they must be the code's defaults, so that
+    what a person reads is what vb does, and a better default reaches every vault."""
+    import yaml
+
+    from conftest import REPO
+    from vault_brain.domain.policy import SETTINGS
+
+    text = (REPO / "vault-template" / "STRATEGY.md").read_text(encoding="utf-8")
+    front = text.split("---\n")[1]
+    assert parse_text(text.encode()).meta == {}  # nothing pinned
+    shown = {}
+    for line in front.splitlines():
+        key, sep, value = line.removeprefix("# ").partition(": ")
+        if sep and key in SETTINGS:
+            shown[key] = yaml.safe_load(value)
+    assert set(shown) == set(SETTINGS)
+    for key, setting in SETTINGS.items():
+        assert shown[key] == setting.default, key

@@ -4,10 +4,13 @@ slugs and JSON-safe values. One copy of each."""
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 import unicodedata
 from collections.abc import Hashable, Iterable
 from typing import Any, TypeVar
+
+from vault_brain.domain.errors import VaultBrainError
 
 _H = TypeVar("_H", bound=Hashable)
 
@@ -131,10 +134,6 @@ def content_words(text: str) -> set[str]:
 def check_choice(value: str, options: Iterable[str], what: str) -> str:
     """`value` normalised (trimmed, lower case) if it is one of `options`; otherwise a
     VaultBrainError naming the options, with a did-you-mean hint when one is close."""
-    import difflib
-
-    from vault_brain.domain.errors import VaultBrainError
-
     choices = list(options)
     norm = value.strip().lower()
     if norm in choices:

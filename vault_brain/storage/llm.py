@@ -102,7 +102,7 @@ class LLM:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import openai
+            import openai  # ~0.3 s: loaded only when a model is actually called
 
             self._client = openai.OpenAI(
                 api_key=self.config.api_key,
@@ -126,7 +126,7 @@ class LLM:
         `json_mode` sends `response_format: {"type": "json_object"}` (the messages must say
         "JSON" somewhere: OpenAI rejects the request otherwise).
         """
-        import openai
+        import openai  # ~0.3 s: loaded only when a model is actually called
 
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
         if temperature is not None:
@@ -237,7 +237,7 @@ class LLM:
         )
 
     def _translate(self, exc: Exception) -> LLMError:
-        import openai
+        import openai  # already loaded by the call that failed
 
         cfg = self.config
         endpoint = cfg.base_url

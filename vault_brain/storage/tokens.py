@@ -16,8 +16,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from vault_brain.storage.files import write_cache
 
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 # Calibrated on 1,022 texts (kepano vault notes, SciFact abstracts, LoCoMo turns): cl100k_base
@@ -46,14 +49,10 @@ def estimate_tokens(text: str) -> int:
 def fill_cache_from_bpe_openai() -> bool:
     """Write tiktoken's cache file from bpe-openai's bundled copy; False if not installed."""
     try:
-        from importlib import resources
-
         packed = resources.files("bpe_openai") / "data" / "cl100k_base.tiktoken.gz"
         data = gzip.decompress(packed.read_bytes())
     except (ImportError, FileNotFoundError, OSError):
         return False
-    from vault_brain.storage.files import write_cache
-
     target = tiktoken_cache_file()
     target.parent.mkdir(parents=True, exist_ok=True)
     write_cache(target, data)
@@ -63,7 +62,7 @@ def fill_cache_from_bpe_openai() -> bool:
 @lru_cache(maxsize=1)
 def get_counter() -> TokenCounter:
     try:
-        import tiktoken
+        import tiktoken  # ~0.1 s: loaded only by commands that count tokens
     except ImportError:  # pragma: no cover - tiktoken is a dependency
         return TokenCounter("estimate (tiktoken not installed)", False, estimate_tokens)
     if tiktoken_cache_file().is_file() or fill_cache_from_bpe_openai():

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
         return 130
     except VaultBrainError as exc:
         if debug:
-            import traceback
+            import traceback  # only with --debug
 
             traceback.print_exc()
         return _report(exc, as_json)

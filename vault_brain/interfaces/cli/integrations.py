@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -68,15 +69,13 @@ def mcp(
     as_json: JsonOpt = False,
 ) -> None:
     """Serve the memory tools over MCP on stdin/stdout."""
-    import threading
-
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
     from vault_brain.app.vault import Vault
 
     st = state()
     vault = Vault.open(st.vault, st.env)  # a missing vault fails here, before serving
     if print_config is not None:
-        from vault_brain.interfaces.clients import client_config
+        from vault_brain.interfaces.clients import client_config  # lazy: start-up
 
         config = client_config(print_config, vault.root)
         text = json.dumps(config.config, indent=2, ensure_ascii=False)
@@ -90,7 +89,7 @@ def mcp(
     api = MemoryAPI.live(vault, session, source="mcp")
     # reconcile and open the index while the SDK (about 0.8 s) loads and the client connects
     threading.Thread(target=_warm, args=(api,), name="vb-warm-up", daemon=True).start()
-    from vault_brain.interfaces.mcp.server import configure_logging, serve
+    from vault_brain.interfaces.mcp.server import configure_logging, serve  # the SDK: ~0.8 s
 
     configure_logging(log_file, level)
     serve(api)
@@ -121,13 +120,13 @@ def hooks_claude_code(
 
     SessionStart injects MEMORY.md, UserPromptSubmit the memories for the prompt, PreCompact
     flushes durable memories, SessionEnd flushes and commits the vault."""
-    from vault_brain.interfaces.claude_code.settings import (
+    from vault_brain.interfaces.claude_code.settings import (  # lazy: start-up
         HookSettings,
         hook_commands,
         install_settings,
         settings_snippet,
     )
-    from vault_brain.interfaces.clients import vb_command
+    from vault_brain.interfaces.clients import vb_command  # lazy: start-up
 
     commands = hook_commands(vb_command(), open_api().vault.root)
     if not install:
@@ -150,7 +149,7 @@ def hooks_claude_code(
 def _run_hook(slug: str) -> None:
     """Answer one hook. A failure is one line on stderr and exit status 1: Claude Code shows
     it and carries on (status 2 would block the user's prompt, so it is never used)."""
-    from vault_brain.interfaces.claude_code.handlers import run_hook
+    from vault_brain.interfaces.claude_code.handlers import run_hook  # lazy: start-up
 
     try:
         if sys.stdin is None or sys.stdin.isatty():

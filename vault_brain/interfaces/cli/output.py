@@ -16,7 +16,7 @@ SCHEMA_VERSION = 2  # the same as app.results.SCHEMA_VERSION (a test keeps them 
 def emit(result: Any, as_json: bool, human: str | None = None) -> None:
     """Print a result: `{"version": 2, ...fields}` with `--json`, else the human text."""
     if as_json:
-        from vault_brain.app.results import envelope  # lazy: dataclass results only
+        from vault_brain.app.results import envelope  # lazy: keeps `vb --help` light
 
         sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
     elif human is not None:
@@ -25,7 +25,7 @@ def emit(result: Any, as_json: bool, human: str | None = None) -> None:
 
 def json_line(result: Any) -> None:
     """One JSON document on its own line (batch and streaming output)."""
-    from vault_brain.app.results import envelope
+    from vault_brain.app.results import envelope  # lazy: keeps `vb --help` light
 
     sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
 
@@ -50,6 +50,7 @@ def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], Non
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    # lazy: rich's progress bar is loaded only on a terminal
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     with Progress(
