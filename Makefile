@@ -34,6 +34,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py --help-file vault_brain/help.txt > docs/cli.md
+	$(BIN)/python scripts/gen_schema.py > docs/schema.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

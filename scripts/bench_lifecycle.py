@@ -160,9 +160,8 @@ def main() -> int:
     from vault_brain.storage.transcript import SessionIndex
 
     make_session(vault, "bench-compact", 500, words=300)
-    results["compact_session_tokens"] = (
-        SessionIndex(vault.paths).info("bench-compact").context_tokens
-    )
+    info = SessionIndex(vault.paths).info("bench-compact")
+    results["compact_session_tokens"] = info.context_tokens if info else 0
     no_flush = Vault.open(root)
     no_flush.__dict__["policy"] = build_policy({"flush_before_compaction": False})
     started = time.perf_counter()

@@ -604,7 +604,7 @@ def watcher(vault: CachedVault, startup_timeout: float) -> Iterator[subprocess.P
             status_vault = Vault.open(vault.root)
             deadline = time.monotonic() + startup_timeout
             while True:
-                status = read_status(status_vault)
+                status = read_status(status_vault.paths)
                 if status.get("alive") and status.get("pid") == proc.pid:
                     break
                 if proc.poll() is not None:

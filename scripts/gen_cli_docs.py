@@ -9,7 +9,9 @@ import os
 
 from typer.testing import CliRunner
 
-from vault_brain.interfaces.cli.app import app
+from vault_brain.interfaces.cli.app import load_commands
+
+app = load_commands()
 
 
 def command_paths() -> list[list[str]]:

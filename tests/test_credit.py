@@ -85,7 +85,7 @@ def test_shared_reward_divides_by_sqrt_n() -> None:
 
 
 def test_last_turn_takes_latest_turn_with_retrievals() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"type": "retrieval", "ids": ["a"], "paths": ["x/a.md"]},
         {"type": "user", "content": "hi"},
         {"type": "retrieval", "ids": ["b", "c"], "paths": ["x/b.md", "x/c.md"]},
@@ -139,7 +139,7 @@ def test_credit_report_orders_by_effective_score(vault: Path, cli: Any) -> None:
 
 def test_feedback_closes_a_turn_without_user_messages() -> None:
     """An MCP session has no user messages: each feedback ends the turn it judged."""
-    records = [
+    records: list[dict[str, Any]] = [
         {"type": "retrieval", "ids": ["a"]},
         {"type": "feedback", "signal": "positive_feedback"},
         {"type": "retrieval", "ids": ["b"]},

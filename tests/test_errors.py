@@ -291,8 +291,8 @@ def test_malformed_strategy_value_names_the_key(
     strategy = vault / "STRATEGY.md"
     text = strategy.read_text(encoding="utf-8")
     key = line.split(":")[0]
-    assert f"\n{key}: " in text
-    start = text.index(f"\n{key}: ") + 1
+    assert f"\n# {key}: " in text  # the template lists it, commented out
+    start = text.index(f"\n# {key}: ") + 1
     end = text.index("\n", start)
     strategy.write_text(text[:start] + line + text[end:], encoding="utf-8")
     res = vbi("search", "Alice")
@@ -304,7 +304,7 @@ def test_malformed_strategy_through_the_real_entry_point(vault: Path) -> None:
     strategy = vault / "STRATEGY.md"
     strategy.write_text(
         strategy.read_text(encoding="utf-8").replace(
-            "\ncredit_weight: 0.3\n", "\ncredit_weight: lots\n"
+            "\n# credit_weight: 0.3\n", "\ncredit_weight: lots\n"
         ),
         encoding="utf-8",
     )

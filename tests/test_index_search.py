@@ -187,3 +187,30 @@ def test_concurrent_writers_lose_nothing(vault: Path) -> None:
     assert files == ["same-name-2.md", "same-name-3.md", "same-name-4.md", "same-name.md"]
     res = run_vb("--vault", str(vault), "search", "zebra", "--json")
     assert len(res.json()["results"]) == 4
+
+
+def test_a_write_succeeds_while_another_process_holds_the_index_lock(vault: Path) -> None:
+    """Files are the truth, the index a cache: `vb add`, `vb update` and `vb delete` finish
+    while another process holds the index lock, and the next search (once the lock is free)
+    finds exactly what the files say."""
+    import filelock
+
+    v = ("--vault", str(vault))
+    assert run_vb(*v, "index").exit_code == 0
+    lock = filelock.FileLock(str(vault / ".vb" / "index.lock"))
+    env = {"VB_LOCK_TIMEOUT": "0.5"}
+    with lock.acquire(timeout=5):
+        added = run_vb(
+            *v, "add", "-n", "Locked", "-c", "projects", "Pangolin notes.", "--json", env=env
+        )
+        assert added.exit_code == 0, added.stderr
+        note = added.json()["note"]
+        assert (vault / note["path"]).is_file()
+        updated = run_vb(*v, "update", note["id"], "--content", "Pangolin facts.", env=env)
+        assert updated.exit_code == 0, updated.stderr
+        # a search has to reconcile, so it waits for the lock and says so
+        waited = run_vb(*v, "search", "pangolin", env=env)
+        assert waited.exit_code == 4 and "search index is locked" in waited.stderr
+    found = run_vb(*v, "search", "pangolin", "--json").json()["results"]
+    assert [h["id"] for h in found] == [note["id"]]
+    assert "Pangolin facts." in found[0]["snippet"]

@@ -15,8 +15,8 @@ from conftest import snapshot
 from vault_brain.app.apply import apply_plan
 from vault_brain.app.lifecycle import plan_consolidate
 from vault_brain.app.vault import Vault
-from vault_brain.storage.frontmatter import parse_text
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.storage.frontmatter import parse_text
 
 EPISODE = """---
 title: {title}

@@ -21,55 +21,51 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from vault_brain.app import credit, lifecycle, loop, notes
-from vault_brain.app import tasks as task_ops
-from vault_brain.app.access import AccessRecorder
-from vault_brain.app.compaction import CompactionResult, compact
-from vault_brain.app.flush import FlushResult, flush
-from vault_brain.app.memory_file import build_memory_file, write_memory_file
+from vault_brain.app import notes
 from vault_brain.app.results import (
     BatchLine,
-    CompactResult,
-    CreditReport,
-    FeedbackResult,
     IndexResult,
     InitResult,
-    MaintainResult,
-    MemoryFileResult,
     MoveResult,
     NoteList,
     NoteResult,
     NoteRow,
     NoteView,
-    PlanResult,
     SearchHit,
     SearchResult,
-    SessionList,
-    SessionsArchived,
     SettingRow,
     StrategyResult,
-    TaskChange,
-    TaskList,
 )
-from vault_brain.app.retention import archive_sessions
-from vault_brain.app.status import StatusReport, vault_status
 from vault_brain.app.vault import Vault
-from vault_brain.app.watch import run_watch
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters
-from vault_brain.domain.plan import Plan
 from vault_brain.domain.policy import SETTINGS
 from vault_brain.domain.sessions import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
-from vault_brain.storage.git import commit_vault
 from vault_brain.storage.index.search import Hit
 from vault_brain.storage.index.store import Progress, ReconcileResult
 from vault_brain.storage.notes import load_note
-from vault_brain.storage.template import init_vault
-from vault_brain.storage.transcript import SessionIndex
+
+if TYPE_CHECKING:
+    from vault_brain.app.access import AccessRecorder
+    from vault_brain.app.apply import PlanResult
+    from vault_brain.app.compaction import CompactionResult
+    from vault_brain.app.credit import CreditReport, FeedbackResult
+    from vault_brain.app.flush import FlushResult
+    from vault_brain.app.lifecycle import CompactResult, MaintainResult
+    from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
+    from vault_brain.app.memory_file import MemoryFileResult
+    from vault_brain.app.retention import SessionList, SessionsArchived
+    from vault_brain.app.status import StatusReport
+    from vault_brain.app.tasks import TaskChange, TaskList
+    from vault_brain.domain.plan import Plan
+
+# The modules behind the less frequent operations (credit, lifecycle, sessions, tasks,
+# status, git, the watcher, access recording) are imported inside the methods that use them:
+# a search or an add, which agents run on every turn, does not pay for them at start-up.
 
 Pending = Literal["skip", "try", "wait"]
 
@@ -97,11 +93,11 @@ class MemoryAPI:
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = _stamp(vault.paths.strategy)
-        self.access = (
-            AccessRecorder(self.session, self._lock, lambda: self._vault, source)
-            if live and self.session is not None
-            else None
-        )
+        self.access: AccessRecorder | None = None
+        if live and self.session is not None:
+            from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
+
+            self.access = AccessRecorder(self.session, self._lock, lambda: self._vault, source)
 
     @classmethod
     def open(
@@ -175,7 +171,9 @@ class MemoryAPI:
         if self.access is not None:
             self.access.defer(vault, query, hits, tool)
         else:
-            credit.record_retrieval(vault, self.session, query, hits, source=self.source)
+            from vault_brain.app.credit import record_retrieval  # lazy: agent searches only
+
+            record_retrieval(vault, self.session, query, hits, source=self.source)
 
     # -- notes ------------------------------------------------------------------------------
     def add(
@@ -268,34 +266,48 @@ class MemoryAPI:
                 "feedback needs the session whose last turn it judges", hint="pass --session ID"
             )
         with self._use() as vault:
-            return credit.apply_feedback(vault, session, signal)
+            from vault_brain.app.credit import apply_feedback  # lazy: start-up
+
+            return apply_feedback(vault, session, signal)
 
     def credit_report(self, top: int = 10) -> CreditReport:
         with self._use("try") as vault:
-            return credit.credit_report(vault, top)
+            from vault_brain.app.credit import credit_report  # lazy: start-up
+
+            return credit_report(vault, top)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def plan(
         self, operation: str, older_than_days: float | None = None, type_: str = "episode"
     ) -> Plan:
+        from vault_brain.app import lifecycle  # lazy: start-up
+
         with self._use() as vault:
             if operation == "prune" and older_than_days is not None:
                 return lifecycle.plan_prune(vault, older_than_days=older_than_days, type_=type_)
             return lifecycle.make_plan(vault, operation)
 
     def run(self, plan: Plan, dry_run: bool) -> PlanResult:
+        from vault_brain.app import lifecycle  # lazy: start-up
+
         with self._use() as vault:
             return lifecycle.run_plan(vault, plan, dry_run)
 
     def maintain(self, dry_run: bool = False) -> MaintainResult:
+        from vault_brain.app import lifecycle  # lazy: start-up
+
         with self._use() as vault:
             return lifecycle.maintain(vault, dry_run=dry_run)
 
     def compact_memory(self) -> CompactResult:
+        from vault_brain.app import lifecycle  # lazy: start-up
+
         with self._use() as vault:
             return lifecycle.compact_memory(vault)
 
     def memory_file(self, budget: int | None = None, write: bool = True) -> MemoryFileResult:
+        from vault_brain.app.memory_file import build_memory_file, write_memory_file  # lazy
+
         with self._use("try") as vault:
             vault.reconcile()
             if write:
@@ -319,6 +331,8 @@ class MemoryAPI:
 
     # -- the vault ---------------------------------------------------------------------------
     def status(self) -> StatusReport:
+        from vault_brain.app.status import vault_status  # lazy: start-up
+
         with self._use("skip") as vault:
             return vault_status(vault)
 
@@ -338,11 +352,15 @@ class MemoryAPI:
         )
 
     # -- sessions and the agent loop -----------------------------------------------------------
-    def intake(self, session: str, message: str) -> loop.IntakeResult:
-        with self._use() as vault:
-            return loop.intake(vault, session, message)
+    def intake(self, session: str, message: str, key: str | None = None) -> IntakeResult:
+        from vault_brain.app import loop  # lazy: start-up
 
-    def context(self, session: str) -> loop.ContextResult:
+        with self._use() as vault:
+            return loop.intake(vault, session, message, key)
+
+    def context(self, session: str) -> ContextResult:
+        from vault_brain.app import loop  # lazy: start-up
+
         with self._use() as vault:
             return loop.build_context(vault, session).result()
 
@@ -351,6 +369,8 @@ class MemoryAPI:
     ) -> list[dict[str, Any]]:
         """The memories for one user message, retrieved once and recorded for credit (not
         recorded when the message has no id, e.g. it could not be written)."""
+        from vault_brain.app import loop  # lazy: start-up
+
         with self._use("skip") as vault:
             return loop.memories_for_message(
                 vault, session, message_id or "", text, None, source, record=bool(message_id)
@@ -358,24 +378,35 @@ class MemoryAPI:
 
     def commit(self, message: str) -> str:
         """Commit the vault's changes with git; returns what happened (never raises)."""
+        from vault_brain.storage.git import commit_vault  # lazy: start-up
+
         return commit_vault(self._vault.paths, message)
 
-    def persist(self, session: str, records: list[dict[str, Any]]) -> loop.PersistResult:
+    def persist(self, session: str, records: list[dict[str, Any]]) -> PersistResult:
+        from vault_brain.app import loop  # lazy: start-up
+
         with self._use() as vault:
             return loop.persist(vault, session, records)
 
     def flush(self, session: str, dry_run: bool = False) -> FlushResult:
+        from vault_brain.app.flush import flush  # lazy: start-up
+
         with self._use() as vault:
             return flush(vault, session, dry_run=dry_run, llm=vault.llm())
 
     def compact_session(
         self, session: str, dry_run: bool = False, force: bool = False
     ) -> CompactionResult:
+        from vault_brain.app.compaction import compact  # lazy: start-up
+
         with self._use() as vault:
             llm = None if dry_run else vault.llm()
             return compact(vault, session, dry_run=dry_run, force=force, llm=llm)
 
     def sessions(self) -> SessionList:
+        from vault_brain.app.retention import SessionList  # lazy: start-up
+        from vault_brain.storage.transcript import SessionIndex
+
         with self._use("skip") as vault:
             infos = SessionIndex(vault.paths).all()
         infos.sort(key=lambda r: r.last_activity, reverse=True)
@@ -384,6 +415,8 @@ class MemoryAPI:
     def archive_sessions(
         self, older_than_days: float | None = None, dry_run: bool = False
     ) -> SessionsArchived:
+        from vault_brain.app.retention import SessionsArchived, archive_sessions  # lazy
+
         with self._use() as vault:
             moved = archive_sessions(vault, older_than_days, dry_run=dry_run)
         return SessionsArchived(dry_run, moved)
@@ -392,34 +425,48 @@ class MemoryAPI:
     def tasks(
         self, status: str | None = None, milestone: str | None = None, ready: bool = False
     ) -> TaskList:
+        from vault_brain.app import tasks  # lazy: start-up
+
         with self._use("skip") as vault:
-            views = task_ops.list_tasks(vault, status, milestone, ready)
-        return TaskList.of(views)
+            views = tasks.list_tasks(vault, status, milestone, ready)
+        return tasks.TaskList.of(views)
 
     def add_task(self, description: str, **options: Any) -> TaskChange:
+        from vault_brain.app import tasks  # lazy: start-up
+
         with self._use() as vault:
-            return TaskChange.of(task_ops.add_task(vault, description, **options))
+            return tasks.TaskChange.of(tasks.add_task(vault, description, **options))
 
     def update_task(self, task_id: str, **changes: Any) -> TaskChange:
+        from vault_brain.app import tasks  # lazy: start-up
+
         with self._use() as vault:
-            return TaskChange.of(task_ops.update_task(vault, task_id, **changes))
+            return tasks.TaskChange.of(tasks.update_task(vault, task_id, **changes))
 
     def done_task(self, task_id: str, force: bool = False) -> TaskChange:
+        from vault_brain.app import tasks  # lazy: start-up
+
         with self._use() as vault:
-            return TaskChange.of(task_ops.done_task(vault, task_id, force))
+            return tasks.TaskChange.of(tasks.done_task(vault, task_id, force))
 
     def block_task(self, task_id: str, by: list[str]) -> TaskChange:
+        from vault_brain.app import tasks  # lazy: start-up
+
         with self._use() as vault:
-            return TaskChange.of(task_ops.block_task(vault, task_id, by))
+            return tasks.TaskChange.of(tasks.block_task(vault, task_id, by))
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""
+        from vault_brain.app.watch import run_watch  # lazy: start-up (watchdog)
+
         run_watch(self._vault, debounce=debounce, on_batch=on_batch)
 
 
 def create_vault(target: Path, adopt: bool = False) -> InitResult:
     """A new vault from the template (its own git repository), or vb's files added to an
     existing folder (`adopt`: no existing file is changed)."""
+    from vault_brain.storage.template import init_vault  # lazy: start-up
+
     made = init_vault(target, adopt=adopt)
     return InitResult(str(made.root), made.created, made.kept, made.git)
 

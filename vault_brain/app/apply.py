@@ -8,13 +8,26 @@ import uuid
 from typing import Any
 
 from vault_brain.app.notes import archive_into
-from vault_brain.app.results import PlanResult
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.plan import OPERATIONS, Plan
+from vault_brain.domain.plan import OPERATIONS, Action, Plan
 from vault_brain.storage.files import append_jsonl, note_path
 from vault_brain.storage.frontmatter import edit_front_matter, parse_text, replace_body
+
+
+@result
+class PlanResult(Result):
+    operation: str
+    method: str
+    """offline, llm, or offline (llm failed: ...)."""
+    dry_run: bool
+    actions: list[Action]
+    notes: list[str]
+    """What was considered and skipped, and why."""
+    run_id: str | None = None
+    applied: int = 0
 
 
 def plan_result(plan: Plan, dry_run: bool = True) -> PlanResult:

@@ -4,10 +4,8 @@ transcript. The raw lines stay; context building starts from the latest summary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vault_brain.app.flush import FlushResult, flush
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.errors import NotFoundError
@@ -18,7 +16,7 @@ from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transcript import SessionIndex, append, read_records
 
 
-@dataclass
+@result
 class CompactionResult(Result):
     session: str
     needed: bool

@@ -11,16 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from dataclasses import field
 from typing import Any, Protocol
 
-from vault_brain.app.results import (
-    CreditChange,
-    CreditEntry,
-    CreditReport,
-    FeedbackResult,
-    Skipped,
-    to_json,
-)
+from vault_brain.app.results import Result, result, to_json
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import days_since, now, now_iso
 from vault_brain.domain.credit import (
@@ -37,6 +31,55 @@ from vault_brain.domain.text import check_choice
 from vault_brain.storage.files import Transaction, append_jsonl
 from vault_brain.storage.frontmatter import UneditableNoteError, edit_front_matter, parse_text
 from vault_brain.storage.transcript import append_record, read_records
+
+
+@result
+class CreditChange(Result):
+    id: str
+    path: str
+    old: float
+    new: float
+
+
+@result
+class Skipped(Result):
+    id: str
+    reason: str
+
+
+@result
+class FeedbackResult(Result):
+    session: str
+    signal: str
+    """The outcome signal, e.g. positive_feedback."""
+    reward: float
+    share: float
+    """The reward each memory retrieved in the turn received: reward / sqrt(n)."""
+    changes: list[CreditChange] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    repeated: bool = False
+    """True when this exact feedback was already applied (a retry after a crash): nothing moved."""
+
+
+@result
+class CreditEntry(Result):
+    id: str
+    path: str
+    title: str
+    credit: float
+    """Stored credit (0.5-like default for a note never scored)."""
+    effective_credit: float
+    """Stored credit decayed by the days since the last access."""
+    access_count: int
+    last_accessed: str | None
+
+
+@result
+class CreditReport(Result):
+    count: int
+    """Live notes in the vault."""
+    highest: list[CreditEntry]
+    lowest: list[CreditEntry]
 
 
 class Retrieved(Protocol):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from vault_brain.app.apply import apply_plan
 from vault_brain.app.entities import EntityFeed, fact_key, new_note_text
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture import Candidate, capture, safety_reason, split_sentences
 from vault_brain.domain.clock import now_iso
@@ -42,7 +42,7 @@ RECONCILE_SYSTEM = (
 )
 
 
-@dataclass
+@result
 class FlushResult(Result):
     session: str
     first: str | None = None

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from vault_brain.app.apply import apply_plan, last_runs, note_body, plan_result
+from vault_brain.app.apply import PlanResult, apply_plan, last_runs, note_body, plan_result
 from vault_brain.app.credit import credit_rows
 from vault_brain.app.entities import EntityFeed, new_note_text
 from vault_brain.app.notes import unique_path
-from vault_brain.app.results import CompactResult, DueState, MaintainResult, PlanResult
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import days_between, now_iso, parse_time
 from vault_brain.domain.engine import JSONChat
@@ -24,6 +24,31 @@ from vault_brain.domain.merge import merge_episodes
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.text import slugify
 from vault_brain.storage.frontmatter import parse_text
+
+
+@result
+class DueState(Result):
+    due: bool
+    last_run: str | None
+    interval_hours: float
+    enabled: bool
+
+
+@result
+class MaintainResult(Result):
+    dry_run: bool
+    due: dict[str, DueState]
+    runs: list[PlanResult]
+
+
+@result
+class CompactResult(Result):
+    consolidated: int
+    """Episodes merged into consolidated notes."""
+    pruned: int
+    """Low-credit notes moved to archive/."""
+    created: list[str]
+    archived: list[str]
 
 
 def _now(now: dt.datetime | None) -> dt.datetime:

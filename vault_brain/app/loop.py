@@ -13,7 +13,7 @@ from typing import Any
 
 from vault_brain.app.compaction import CompactionResult, compact
 from vault_brain.app.credit import record_retrieval
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import NotFoundError, VaultBrainError
 from vault_brain.domain.sessions import latest_compaction, live_messages, record_kind
@@ -24,18 +24,22 @@ from vault_brain.storage.transcript import SessionIndex, append, read_records
 PERSIST_TYPES = ("assistant", "tool_call", "tool_result", "user")
 
 
-@dataclass
+@result
 class IntakeResult(Result):
     record: dict[str, Any]
     """The user's message as appended: id, time, content."""
 
 
-def intake(vault: Vault, session: str, message: str) -> IntakeResult:
+def intake(vault: Vault, session: str, message: str, key: str | None = None) -> IntakeResult:
+    """Append the user's message; with an idempotency `key`, a retry appends it once."""
     if not message.strip():
         raise VaultBrainError(
             "empty message", hint="pass the user's message as an argument or on stdin"
         )
-    return IntakeResult(append(vault.paths, session, [{"type": "user", "content": message}])[0])
+    record: dict[str, Any] = {"type": "user", "content": message}
+    if key:
+        record["key"] = key
+    return IntakeResult(append(vault.paths, session, [record])[0])
 
 
 @dataclass
@@ -126,7 +130,7 @@ class Context:
         )
 
 
-@dataclass
+@result
 class ContextResult(Result):
     session: str
     retrieved: list[dict[str, Any]]
@@ -227,7 +231,7 @@ def memories_for_message(
     return results
 
 
-@dataclass
+@result
 class PersistResult(Result):
     records: list[dict[str, Any]]
     """The records as written, with their ids (m0001, ...) and times."""
@@ -252,6 +256,10 @@ def parse_records(payload: Any) -> list[dict[str, Any]]:
             )
         record = {k: v for k, v in item.items() if k not in ("role", "id", "ts")}
         record["type"] = kind
+        if "key" in record and not (isinstance(record["key"], str) and record["key"].strip()):
+            raise VaultBrainError(
+                f"record {n}: key must be a non-empty string", hint='e.g. "key": "turn-7-reply"'
+            )
         if kind == "tool_call" and not isinstance(record.get("name"), str):
             raise VaultBrainError(
                 f"record {n}: a tool_call needs a name", hint='add "name": "tool"'

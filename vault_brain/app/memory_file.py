@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from vault_brain.app.credit import credit_rows
-from vault_brain.app.results import MemoryFileResult
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.storage.files import atomic_write, vault_lock
 from vault_brain.storage.tokens import get_counter
@@ -20,6 +20,18 @@ from vault_brain.storage.tokens import get_counter
 SECTION_ORDER = {("entity", "people"): 0, ("entity", "projects"): 1, ("entity", "preferences"): 2}
 SUMMARY_LIMIT = 300
 MAX_MISSES = 25  # consecutive entries that did not fit before the budget counts as full
+
+
+@result
+class MemoryFileResult(Result):
+    tokens: int
+    budget: int
+    included: list[str]
+    """Ids of the notes in MEMORY.md."""
+    omitted: int
+    token_counter: str
+    written: bool
+    text: str = ""
 
 
 def _section(row: dict[str, Any]) -> tuple[int, str]:

@@ -45,12 +45,34 @@ def resolve(vault: Vault, ref: str, include_archive: bool = True, memory_only: b
         if not vault.paths.note(rel).is_file():
             raise NotFoundError(f"no note at {rel!r}", hint="check the path with `vb list`")
         return rel
-    vault.reconcile()
+    try:
+        vault.reconcile()
+    except LockedError:  # another process holds the index: read it as it is, plus the files
+        found = _find_unindexed(vault, ref, include_archive)  # changed since (no index write)
+        if found is None:
+            raise
+        return found
     stored = vault.index.stored_by_id(ref, include_archive=include_archive)
     if stored is None:
         raise NotFoundError(
             f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
         )
+    return str(stored["path"])
+
+
+def _find_unindexed(vault: Vault, ref: str, include_archive: bool) -> str | None:
+    """The note with id `ref` when the index cannot be updated now: the notes changed since
+    the last reconcile are read from their files, the rest is taken from the index."""
+    if not vault.index.exists():
+        return None
+    diff = vault.index.pending()
+    for rel in diff.added + diff.updated:
+        note = load_note(vault.paths.root, rel)
+        if note.id == ref and (include_archive or not note.archived):
+            return rel
+    stored = vault.index.stored_by_id(ref, include_archive=include_archive)
+    if stored is None or str(stored["path"]) in diff.removed + diff.updated:
+        return None
     return str(stored["path"])
 
 

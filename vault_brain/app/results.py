@@ -11,22 +11,47 @@ a search ranking.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 from vault_brain.domain.notes import Note
-from vault_brain.domain.plan import Action
-from vault_brain.domain.tasks import Change, TaskView
 from vault_brain.domain.text import json_safe
-from vault_brain.storage.transcript import SessionInfo
 
 SCHEMA_VERSION = 2
 
 
 class Result:
-    """Base of every result: field docstrings are read as descriptions by the schema."""
+    """Base of every result: field docstrings are read as descriptions by the schema.
+
+    Results are declared with `@result` (a dataclass whose equality and repr come from this
+    base class instead of being generated per class: cheaper to import, same behaviour)."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = {"use_attribute_docstrings": True}
+
+    def _values(self) -> list[Any]:
+        return [getattr(self, f.name) for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Result)
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+        args = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True))
+        return f"{type(self).__name__}({args})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_T = TypeVar("_T")
+
+
+@dataclass_transform()
+def result(cls: type[_T]) -> type[_T]:
+    """Declare a result class: a dataclass with the base class's equality and repr."""
+    return dataclass(eq=False, repr=False)(cls)
 
 
 def to_json(result: Any) -> dict[str, Any]:
@@ -45,7 +70,7 @@ def envelope(result: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- notes
 
 
-@dataclass
+@result
 class NoteView(Result):
     id: str
     """Stable id, e.g. entity-people-ada-lovelace (derived from the path when not written)."""
@@ -96,14 +121,14 @@ class NoteView(Result):
         )
 
 
-@dataclass
+@result
 class NoteResult(Result):
     """One note: added, shown, updated or retrieved."""
 
     note: NoteView
 
 
-@dataclass
+@result
 class MoveResult(Result):
     """A note moved to archive/ (delete) or back (restore)."""
 
@@ -115,7 +140,7 @@ class MoveResult(Result):
     archived: bool
 
 
-@dataclass
+@result
 class NoteRow(Result):
     id: str
     path: str
@@ -148,7 +173,7 @@ class NoteRow(Result):
         )
 
 
-@dataclass
+@result
 class NoteList(Result):
     notes: list[NoteRow]
     count: int
@@ -157,7 +182,7 @@ class NoteList(Result):
 # --------------------------------------------------------------------------- search
 
 
-@dataclass
+@result
 class SearchHit(Result):
     id: str
     path: str
@@ -170,14 +195,14 @@ class SearchHit(Result):
     """About 200 characters of the body around the first matching word."""
 
 
-@dataclass
+@result
 class SearchResult(Result):
     query: str
     results: list[SearchHit]
     """Best first."""
 
 
-@dataclass
+@result
 class BatchLine(Result):
     """One line of `vb search --queries`: the query's own id and its results."""
 
@@ -186,112 +211,10 @@ class BatchLine(Result):
     results: list[SearchHit]
 
 
-# --------------------------------------------------------------------------- credit
-
-
-@dataclass
-class CreditChange(Result):
-    id: str
-    path: str
-    old: float
-    new: float
-
-
-@dataclass
-class Skipped(Result):
-    id: str
-    reason: str
-
-
-@dataclass
-class FeedbackResult(Result):
-    session: str
-    signal: str
-    """The outcome signal, e.g. positive_feedback."""
-    reward: float
-    share: float
-    """The reward each memory retrieved in the turn received: reward / sqrt(n)."""
-    changes: list[CreditChange] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    repeated: bool = False
-    """True when this exact feedback was already applied (a retry after a crash): nothing moved."""
-
-
-@dataclass
-class CreditEntry(Result):
-    id: str
-    path: str
-    title: str
-    credit: float
-    """Stored credit (0.5-like default for a note never scored)."""
-    effective_credit: float
-    """Stored credit decayed by the days since the last access."""
-    access_count: int
-    last_accessed: str | None
-
-
-@dataclass
-class CreditReport(Result):
-    count: int
-    """Live notes in the vault."""
-    highest: list[CreditEntry]
-    lowest: list[CreditEntry]
-
-
 # --------------------------------------------------------------------------- lifecycle
 
 
-@dataclass
-class PlanResult(Result):
-    operation: str
-    method: str
-    """offline, llm, or offline (llm failed: ...)."""
-    dry_run: bool
-    actions: list[Action]
-    notes: list[str]
-    """What was considered and skipped, and why."""
-    run_id: str | None = None
-    applied: int = 0
-
-
-@dataclass
-class DueState(Result):
-    due: bool
-    last_run: str | None
-    interval_hours: float
-    enabled: bool
-
-
-@dataclass
-class MaintainResult(Result):
-    dry_run: bool
-    due: dict[str, DueState]
-    runs: list[PlanResult]
-
-
-@dataclass
-class CompactResult(Result):
-    consolidated: int
-    """Episodes merged into consolidated notes."""
-    pruned: int
-    """Low-credit notes moved to archive/."""
-    created: list[str]
-    archived: list[str]
-
-
-@dataclass
-class MemoryFileResult(Result):
-    tokens: int
-    budget: int
-    included: list[str]
-    """Ids of the notes in MEMORY.md."""
-    omitted: int
-    token_counter: str
-    written: bool
-    text: str = ""
-
-
-@dataclass
+@result
 class IndexResult(Result):
     added: int
     updated: int
@@ -301,7 +224,7 @@ class IndexResult(Result):
     seconds: float
 
 
-@dataclass
+@result
 class SettingRow(Result):
     key: str
     value: Any
@@ -312,111 +235,16 @@ class SettingRow(Result):
     help: str
 
 
-@dataclass
+@result
 class StrategyResult(Result):
     settings: list[SettingRow]
     unknown: list[str]
     """Keys in STRATEGY.md that are not settings (ignored)."""
 
 
-@dataclass
+@result
 class InitResult(Result):
     vault: str
     created: list[str]
     kept: list[str]
     git: str
-
-
-# --------------------------------------------------------------------------- sessions
-
-
-@dataclass
-class SessionList(Result):
-    sessions: list[SessionInfo]
-    """Most recently active first."""
-
-
-@dataclass
-class SessionsArchived(Result):
-    dry_run: bool
-    sessions: list[str]
-    """Ids of the sessions moved (or, with a dry run, that would be) to archive/sessions/."""
-
-
-# --------------------------------------------------------------------------- tasks
-
-
-@dataclass
-class Task(Result):
-    id: str
-    milestone: str | None
-    priority: str
-    """p0 (drop everything), p1, p2 (normal) or p3."""
-    status: str
-    """todo, in_progress, blocked or done."""
-    description: str
-    acceptance_criteria: list[str]
-    created: str | None
-    completed: str | None
-    blocked_by: list[str]
-    ready: bool
-    """todo or in_progress, and every task it waits on is done."""
-    open_blockers: list[str]
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys of the task vb does not own (kept as they are)."""
-
-    @classmethod
-    def of(cls, view: TaskView) -> Task:
-        t = view.task
-        return cls(
-            t.id,
-            t.milestone,
-            t.priority,
-            t.status,
-            t.description,
-            list(t.acceptance_criteria),
-            t.created,
-            t.completed,
-            list(t.blocked_by),
-            view.ready,
-            view.open_blockers,
-            dict(t.extra),
-        )
-
-
-@dataclass
-class TaskList(Result):
-    tasks: list[Task]
-    count: int
-    ready: int
-
-    @classmethod
-    def of(cls, views: list[TaskView]) -> TaskList:
-        return cls([Task.of(v) for v in views], len(views), sum(v.ready for v in views))
-
-
-@dataclass
-class TaskChange(Result):
-    action: str
-    """add, update, done or block."""
-    changed: bool
-    task: Task
-    unblocked: list[str]
-    """Tasks that no longer wait on anything (now todo)."""
-    reblocked: list[str]
-    fields: list[str] = field(default_factory=list)
-    added_blockers: list[str] = field(default_factory=list)
-    forced: bool = False
-
-    @classmethod
-    def of(cls, change: Change) -> TaskChange:
-        return cls(
-            change.action,
-            change.changed,
-            Task.of(change.task),
-            change.unblocked,
-            change.reblocked,
-            change.fields,
-            change.added_blockers,
-            change.forced,
-        )

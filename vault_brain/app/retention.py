@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import days_between, parse_time
-from vault_brain.storage.transcript import SessionIndex
+from vault_brain.storage.transcript import SessionIndex, SessionInfo
 
 
 def archive_sessions(
@@ -32,3 +33,16 @@ def archive_sessions(
             tx.move(src, dest)
         index.forget(old)
     return old
+
+
+@result
+class SessionList(Result):
+    sessions: list[SessionInfo]
+    """Most recently active first."""
+
+
+@result
+class SessionsArchived(Result):
+    dry_run: bool
+    sessions: list[str]
+    """Ids of the sessions moved (or, with a dry run, that would be) to archive/sessions/."""

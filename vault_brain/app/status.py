@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
 from vault_brain.storage.index.store import diff_manifest, scan
@@ -14,7 +14,7 @@ from vault_brain.storage.index.watch import read_status
 from vault_brain.storage.tokens import get_counter
 
 
-@dataclass
+@result
 class NoteCounts(Result):
     total: int
     archived: int
@@ -23,7 +23,7 @@ class NoteCounts(Result):
     """Keyed type/category, e.g. entity/people."""
 
 
-@dataclass
+@result
 class IndexState(Result):
     exists: bool
     indexed: int
@@ -34,13 +34,13 @@ class IndexState(Result):
     stale_count: int
 
 
-@dataclass
+@result
 class Problem(Result):
     path: str
     problem: str
 
 
-@dataclass
+@result
 class StatusReport(Result):
     vault: str
     notes: NoteCounts

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy import Policy
@@ -15,9 +16,11 @@ from vault_brain.storage.events import emit
 from vault_brain.storage.files import Transaction, transaction
 from vault_brain.storage.index.search import Searcher
 from vault_brain.storage.index.store import Index, Progress, ReconcileResult
-from vault_brain.storage.llm import LLM
 from vault_brain.storage.paths import VaultPaths, find_vault
 from vault_brain.storage.policy_file import load_policy
+
+if TYPE_CHECKING:
+    from vault_brain.storage.llm import LLM
 
 
 class Vault:
@@ -77,6 +80,8 @@ class Vault:
 
     @cached_property
     def _llm(self) -> LLM | None:
+        from vault_brain.storage.llm import LLM  # lazy: only steps that may call a model
+
         return LLM.from_config(self.env.values)
 
     def llm(self) -> LLM | None:

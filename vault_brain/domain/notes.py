@@ -100,7 +100,7 @@ def derive_id(rel: str, type_: str, category: str) -> str:
     return "note-" + "-".join(slugify(p) for p in (*path.parts[:-1], path.stem))
 
 
-@dataclass
+@dataclass(eq=False)  # compared by id and path where needed, never field by field
 class Note:
     id: str
     path: str  # POSIX, relative to the vault root

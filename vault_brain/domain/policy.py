@@ -9,11 +9,9 @@ vault that did not choose its own.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
@@ -36,16 +34,38 @@ def duration_hours(value: Any) -> float:
     return float(match.group(1)) * _UNIT_HOURS[match.group(2)]
 
 
-def _setting(default: Any, kind: str, help: str, group: str, **extra: Any) -> Any:
-    """A policy field: its default, how it is validated, what it means, where it is listed."""
-    meta = {"kind": kind, "help": help, "group": group, **extra}
-    if isinstance(default, list | dict):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
-    return field(default=default, metadata=meta)
+class Setting:
+    """One policy setting: its default, how it is validated (`kind`), what it means and where
+    `vb strategy` lists it. Declared on `Policy`, where reading it gives the policy's value."""
+
+    key = ""
+
+    def __init__(self, default: Any, kind: str, help: str, group: str) -> None:
+        self.default, self.kind, self.help, self.group = default, kind, help, group
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+        SETTINGS[name] = self
+
+    def __get__(self, policy: Policy | None, owner: type | None = None) -> Any:
+        if policy is None:
+            return self
+        value = policy._values.get(self.key, self.default)
+        return list(value) if isinstance(value, list) else value  # callers may not share it
 
 
-@dataclass(frozen=True)
+# Every setting by key, in declaration order (filled as `Policy` is declared).
+SETTINGS: dict[str, Setting] = {}
+
+
+def _setting(default: Any, kind: str, help: str, group: str) -> Any:
+    return Setting(default, kind, help, group)
+
+
 class Policy:
+    """The effective memory policy: a typed, read-only value (`policy.credit_weight` is a
+    float). Build it with `build_policy`; unset keys read as their defaults."""
+
     # Search ranking
     credit_weight: float = _setting(
         0.3, "float", "how much effective credit moves a search score", "search"
@@ -119,10 +139,25 @@ class Policy:
     session_retention_days: float = _setting(
         30.0, "float", "sessions older than this are archived", "context"
     )
-    # Where each value came from ("default" or "STRATEGY.md"), and keys STRATEGY.md has that
-    # are not settings (reported by `vb strategy`, otherwise ignored).
-    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    unknown: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        sources: Mapping[str, str] | None = None,
+        unknown: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "_values", dict(values or {}))
+        # where each value came from ("default" or "STRATEGY.md"), and keys STRATEGY.md has
+        # that are not settings (reported by `vb strategy`, otherwise ignored)
+        object.__setattr__(self, "sources", dict(sources or {}))
+        object.__setattr__(self, "unknown", tuple(unknown))
+
+    _values: dict[str, Any]
+    sources: Mapping[str, str]
+    unknown: tuple[str, ...]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Policy is read-only; build a new one with build_policy")
 
     def get(self, key: str) -> Any:
         if key not in SETTINGS:
@@ -141,29 +176,6 @@ class Policy:
             if k.startswith("reward_")
         }
 
-
-@dataclass(frozen=True)
-class Setting:
-    key: str
-    default: Any
-    kind: str
-    help: str
-    group: str
-
-
-def _default(f: dataclasses.Field[Any]) -> Any:
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return f.default
-
-
-SETTINGS: dict[str, Setting] = {
-    f.name: Setting(
-        f.name, _default(f), f.metadata["kind"], f.metadata["help"], f.metadata["group"]
-    )
-    for f in dataclasses.fields(Policy)
-    if "kind" in f.metadata
-}
 
 # Keys STRATEGY.md may carry that are not policy numbers.
 _NON_POLICY_KEYS = frozenset(
@@ -222,7 +234,7 @@ def build_policy(overrides: Mapping[str, Any], origin: str = "STRATEGY.md") -> P
         else:
             sources[key] = "default"
     unknown = tuple(sorted(k for k in overrides if k not in SETTINGS and k not in _NON_POLICY_KEYS))
-    return Policy(**values, sources=sources, unknown=unknown)
+    return Policy(values, sources, unknown)
 
 
 DEFAULT_POLICY = build_policy({})

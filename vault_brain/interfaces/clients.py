@@ -7,11 +7,10 @@ import os
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.domain.text import check_choice
 
 SERVER_NAME = "vault-brain"
@@ -38,7 +37,7 @@ def server_command(vault_root: Path, command: list[str] | None = None) -> list[s
     return [*(command or vb_command()), "--vault", str(vault_root), "mcp"]
 
 
-@dataclass
+@result
 class ClientConfig(Result):
     client: str
     file: str

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from vault_brain.domain.errors import VaultBrainError
@@ -24,13 +23,15 @@ from vault_brain.domain.errors import VaultBrainError
 DEFAULT_LOCK_TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
 class Environment:
-    values: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """A read-only snapshot of the environment variables."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self.values: Mapping[str, str] = MappingProxyType(dict(values or {}))
 
     @classmethod
     def from_os(cls) -> Environment:
-        return cls(MappingProxyType(dict(os.environ)))
+        return cls(os.environ)
 
     def get(self, name: str) -> str | None:
         value = self.values.get(name, "").strip()

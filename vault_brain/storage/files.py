@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import filelock
-
 from vault_brain.domain.errors import LockedError, VaultBrainError
 from vault_brain.storage.paths import VaultPaths
 
@@ -104,6 +102,8 @@ def append_jsonl(
 
 @contextlib.contextmanager
 def file_lock(lock_path: Path, what: str, timeout: float) -> Iterator[None]:
+    import filelock  # lazy: ~7 ms, and a search with nothing to reconcile takes no lock
+
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(lock_path), timeout=timeout)
     try:

@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import frontmatter
-import yaml
-
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.text import json_safe
 
@@ -47,6 +44,8 @@ _VERBATIM_KEYS = ("id", "title", "category")
 def _loader() -> Any:
     """PyYAML's safe loader with YAML 1.2 scalars, as Obsidian reads them: only true/false
     are booleans, no sexagesimal numbers (`12:30` stays text), no octal from a leading 0."""
+    import yaml  # lazy: PyYAML loads only when a note is parsed (a search parses none)
+
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class Loader(base):  # type: ignore[misc,valid-type]
@@ -96,6 +95,9 @@ def decode(raw: bytes) -> str:
 
 def parse_text(raw: bytes | str) -> Parsed:
     """Split a note into metadata and body; malformed YAML is reported, never raised."""
+    import frontmatter  # lazy: see _loader
+    import yaml
+
     text = decode(raw) if isinstance(raw, bytes) else raw.lstrip(BOM).replace("\r\n", "\n")
     handler = frontmatter.YAMLHandler()
     if not handler.detect(text):
@@ -183,7 +185,7 @@ def _is_real_date(text: str) -> bool:
 
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:\d{2}|Z)?)?$")
-_PLAIN_SAFE = re.compile(r"^[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff ./()+-]*$")
+_PLAIN_SAFE = r"^[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff ./()+-]*$"  # 3 ms to compile: on use
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
 
 
@@ -192,7 +194,7 @@ def _quote_if_needed(text: str) -> str:
     YAML would drop or alter (control characters, line and paragraph separators, BOM,
     noncharacters) escaped."""
     if (
-        _PLAIN_SAFE.match(text)
+        re.match(_PLAIN_SAFE, text)  # compiled once, on first use, by re's cache
         and text.isprintable()
         and text.lower() not in _RESERVED
         and not text.endswith(" ")

@@ -9,14 +9,12 @@ calibrated against cl100k_base. `vb status` says which counter is in use.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +46,9 @@ def estimate_tokens(text: str) -> int:
 
 def fill_cache_from_bpe_openai() -> bool:
     """Write tiktoken's cache file from bpe-openai's bundled copy; False if not installed."""
+    import gzip  # lazy: only the first time, to fill tiktoken's cache
+    from importlib import resources
+
     try:
         packed = resources.files("bpe_openai") / "data" / "cl100k_base.tiktoken.gz"
         data = gzip.decompress(packed.read_bytes())

@@ -142,7 +142,9 @@ def append(
 ) -> list[dict[str, Any]]:
     """Append records in one write, giving messages their ids; returns the records as written.
 
-    Pass `locked=True` when the caller already holds the vault lock."""
+    A record with a `key` (a harness's idempotency key) that the transcript already holds is
+    not written again: the stored record is returned instead, so a stage retried after a
+    crash appends its message once. Pass `locked=True` when the caller holds the vault lock."""
     if locked:
         return _append(paths, session_id, records)
     with vault_lock(paths):
@@ -153,25 +155,35 @@ def _append(
     paths: VaultPaths, session_id: str, records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     path = paths.transcript(session_id)
+    known: dict[str, dict[str, Any]] = {}
+    if any(r.get("key") for r in records):
+        known = {str(r["key"]): r for r in read_records(path) if r.get("key")}
+    if known and all(str(r.get("key")) in known for r in records):
+        return [known[str(r["key"])] for r in records]
     index = SessionIndex(paths)
     infos = index.load()
     info = index.info(session_id, infos) or SessionInfo(session_id, now_iso(), now_iso())
     stamp = now_iso()
     written: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     for record in records:
+        if record.get("key") and str(record["key"]) in known:
+            out.append(known[str(record["key"])])
+            continue
         full = {"ts": stamp, **record}
         if record_kind(full) in MESSAGE_TYPES:
             info.message_count += 1
             full = {"id": f"m{info.message_count:04d}", **full}
         info.account(full)
         written.append(full)
+        out.append(full)
     append_jsonl(path, written)
     info.last_activity = stamp
     st = path.stat()
     info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
     infos[session_id] = info
     index.save(infos)
-    return written
+    return out
 
 
 def append_record(paths: VaultPaths, session_id: str, record: dict[str, Any]) -> dict[str, Any]:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from vault_brain.app.results import Result
+from vault_brain.app.results import Result, result
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.interfaces.claude_code.payload import EVENTS
 from vault_brain.storage.files import atomic_write
 
 
-@dataclass
+@result
 class HookSettings(Result):
     settings: dict[str, Any]
     """The hook settings to merge (printed when not installing)."""

@@ -10,6 +10,7 @@ command, so `vb --help` and `vb <command> --help` never load whoosh, yaml, git o
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -144,17 +145,44 @@ def open_api(session: str | None = None) -> MemoryAPI:
     return MemoryAPI.open(st.vault, st.env, session=session)
 
 
-# Commands live in their own modules; importing them registers them on `app`.
-from vault_brain.interfaces.cli import (  # noqa: E402,F401
-    credit,
-    integrations,
-    lifecycle,
-    memories,
-    search,
-    sessions,
-    tasks,
-    vaults,
-)
+# The module that defines each command (importing it registers the command on `app`).
+# `main` imports only the module a command line names, so a search loads no lifecycle,
+# session or integration code; help and unknown names load every module.
+COMMAND_MODULES = {
+    **dict.fromkeys(("init", "status", "watch"), "vaults"),
+    **dict.fromkeys(("add", "show", "update", "delete", "restore", "list"), "memories"),
+    **dict.fromkeys(("search", "index"), "search"),
+    **dict.fromkeys(("feedback", "credit"), "credit"),
+    **dict.fromkeys(
+        ("memory-file", "consolidate", "promote", "prune", "maintain", "strategy"), "lifecycle"
+    ),
+    **dict.fromkeys(("loop", "flush", "compact", "sessions"), "sessions"),
+    "tasks": "tasks",
+    **dict.fromkeys(("mcp", "hooks", "hook"), "integrations"),
+}
+_ROOT_VALUE_OPTIONS = ("--vault", "-V")
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command a command line names (after the root options), if any."""
+    rest = iter(args)
+    for arg in rest:
+        if arg in _ROOT_VALUE_OPTIONS:
+            next(rest, None)
+        elif arg.startswith("--vault=") or arg == "--debug":
+            continue
+        else:
+            return None if arg.startswith("-") else arg
+    return None
+
+
+def load_commands(args: list[str] | None = None) -> typer.Typer:
+    """Register the commands `args` needs (all of them when `args` is None) on `app`."""
+    name = _command_name(args) if args is not None else None
+    modules = {COMMAND_MODULES[name]} if name in COMMAND_MODULES else set(COMMAND_MODULES.values())
+    for module in sorted(modules):
+        importlib.import_module(f"vault_brain.interfaces.cli.{module}")
+    return app
 
 
 def _report(exc: VaultBrainError, as_json: bool) -> int:
@@ -182,7 +210,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
     cli_state = CliState(env=env or Environment.from_os())
     as_json = "--json" in args
     debug = "--debug" in args
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(load_commands(args))
     try:
         code = command.main(args, prog_name="vb", standalone_mode=False, obj=cli_state)
         return code if isinstance(code, int) else 0  # a command's typer.Exit(n) comes back as n

@@ -12,7 +12,7 @@ from vault_brain.interfaces.cli.options import JsonOpt, SessionOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.results import CreditEntry
+    from vault_brain.app.credit import CreditEntry
 
 credit_app = typer.Typer(help="Credit scores learnt from outcomes.", no_args_is_help=True)
 app.add_typer(credit_app, name="credit")
@@ -39,7 +39,7 @@ def feedback(
 
 @credit_app.command("report")
 def report(
-    top: Annotated[int, typer.Option("--top", "-k", min=1, help="How many from each end.")] = 10,
+    top: Annotated[int, typer.Option("--top", min=1, help="How many from each end.")] = 10,
     as_json: JsonOpt = False,
 ) -> None:
     """Highest and lowest effective credit (decayed since last access), with access counts."""

@@ -24,6 +24,15 @@ app.add_typer(loop_app, name="loop")
 app.add_typer(sessions_app, name="sessions")
 
 ROLES = ("assistant", "tool_call", "tool_result", "user")
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        help="Idempotency key: a record with this key already in the transcript is not "
+        "appended again, so a harness can retry a stage after a crash.",
+        show_default=False,
+    ),
+]
 
 
 @loop_app.command("intake")
@@ -32,10 +41,11 @@ def loop_intake(
     message: Annotated[
         str | None, typer.Argument(help="The user's message; '-' or omitted reads stdin.")
     ] = None,
+    key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Append the user's message to the transcript before any model is called."""
-    result = open_api().intake(session, read_content(message))
+    result = open_api().intake(session, read_content(message), key)
     emit(result, as_json, f"{session}: {result.record['id']} user")
 
 
@@ -97,12 +107,17 @@ def loop_persist(
     call_id: Annotated[
         str | None, typer.Option("--call-id", help="Pairs a tool_result with its call.")
     ] = None,
+    key: KeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Append the reply and tool records; flush and compact when over the threshold."""
     from vault_brain.app.loop import parse_records  # lazy: keeps `vb --help` light
 
     if role is None:
+        if key:
+            raise VaultBrainError(
+                "--key goes with --role", hint='JSON records on stdin carry their own "key"'
+            )
         payload: Any = _json(
             read_content(None), "stdin", '{"role": "assistant", "content": "..."} or use --role'
         )
@@ -114,6 +129,8 @@ def loop_persist(
             payload["name"] = name
         if call_id:
             payload["call_id"] = call_id
+        if key:
+            payload["key"] = key
         if role == "tool_call":
             payload["arguments"] = _json(
                 payload.pop("content") or "{}", "--content", "the tool arguments as a JSON object"

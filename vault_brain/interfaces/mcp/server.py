@@ -24,10 +24,9 @@ from mcp.types import ToolAnnotations
 
 from vault_brain import __version__
 from vault_brain.app.api import MemoryAPI
+from vault_brain.app.credit import CreditReport, FeedbackResult
+from vault_brain.app.lifecycle import CompactResult
 from vault_brain.app.results import (
-    CompactResult,
-    CreditReport,
-    FeedbackResult,
     MoveResult,
     NoteResult,
     SearchResult,

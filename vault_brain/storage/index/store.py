@@ -295,6 +295,11 @@ class Index:
             if include_archived or not data.get("archived"):
                 yield docnum, data
 
+    def pending(self) -> ReconcileResult:
+        """What a reconcile would do now (the files changed since), without doing it."""
+        result = diff_manifest(scan(self.paths), self.load_manifest() or {})
+        return result
+
     def exists(self) -> bool:
         """True when an index has been built (whether or not it is fresh)."""
         return windex.exists_in(str(self.paths.index_dir)) and self.load_manifest() is not None

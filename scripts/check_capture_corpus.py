@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Validate the capture evaluation corpus in this folder and print counts.
+"""Validate the capture evaluation corpus and print counts.
 
-Usage: python3 check_corpus.py [folder]
+Usage: python scripts/check_capture_corpus.py [folder]
+
+The folder defaults to the repository's tests/data/capture. Tests call check(folder), which
+returns the problems (an empty list when the corpus is valid) without printing or exiting.
 
 Exits non-zero (and lists every problem) if any rule is violated. Rules are
-described in README.md; in short:
+described in tests/data/capture/README.md; in short:
 
 conversations.jsonl
   * every line is a JSON object with id, messages, facts (non_facts and
@@ -35,12 +38,18 @@ hostile.jsonl
 Minimum counts from the corpus brief are enforced at the end.
 """
 
+from __future__ import annotations
+
+import itertools
 import json
-import os
 import re
 import sys
 import unicodedata
 from collections import Counter
+from pathlib import Path
+from typing import Any
+
+DEFAULT_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "data" / "capture"
 
 FACT_KINDS = ("identity", "person", "preference", "decision", "event", "project")
 HOSTILE_KINDS = ("injection", "exfiltration", "secret", "code", "command", "tool_output")
@@ -128,17 +137,17 @@ RLO_RUN = re.compile("\u202e(.*?)(?:\u202c|$)", re.S)
 LETTER_SPACED = re.compile(r"(?:\b\w\b ){4,}\w\b")
 
 
-def _strip_map(s):
+def _strip_map(s: str) -> str:
     s = "".join(ch for ch in s if unicodedata.category(ch) != "Cf")
     s = "".join(HOMOGLYPHS.get(ch, ch) for ch in s)
     return s.lower()
 
 
-def variants(s):
+def variants(s: str) -> set[str]:
     """Normalised forms of s a leak detector should also search."""
     base = unicodedata.normalize("NFKC", s)
     forms = {base, RLO_RUN.sub(lambda m: m.group(1)[::-1], base)}
-    out = set()
+    out: set[str] = set()
     for f in forms:
         f = _strip_map(f)
         out.add(re.sub(r"\s+", " ", f).strip())
@@ -146,55 +155,53 @@ def variants(s):
     return out
 
 
-def collapsed(s):
+def collapsed(s: str) -> str:
     """NFKC + invisible characters removed + homoglyphs mapped + lower + single spaces."""
     return re.sub(r"\s+", " ", _strip_map(unicodedata.normalize("NFKC", s))).strip()
 
 
-def is_plain(needle):
+def is_plain(needle: str) -> bool:
     if any(unicodedata.category(ch) == "Cf" for ch in needle):
         return False
     if any(ch in HOMOGLYPHS for ch in needle):
         return False
     if any(0xFF00 <= ord(ch) <= 0xFFEF for ch in needle):
         return False
-    if LETTER_SPACED.search(needle):
-        return False
-    return True
+    return not LETTER_SPACED.search(needle)
 
 
-def raw_in(needle, text):
+def raw_in(needle: str, text: str) -> bool:
     return needle.lower() in text.lower()
 
 
-def norm_in(needle, text):
+def norm_in(needle: str, text: str) -> bool:
     tv = variants(text)
     nv = variants(needle)
     return any(n and n in t for n in nv for t in tv)
 
 
-def load_jsonl(path, errors):
-    rows = []
-    with open(path, encoding="utf-8") as fh:
+def load_jsonl(path: Path, errors: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as fh:
         for ln, line in enumerate(fh, 1):
             if not line.strip():
-                errors.append(f"{os.path.basename(path)}:{ln}: blank line")
+                errors.append(f"{path.name}:{ln}: blank line")
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
-                errors.append(f"{os.path.basename(path)}:{ln}: invalid JSON: {e}")
+                errors.append(f"{path.name}:{ln}: invalid JSON: {e}")
                 continue
             if not isinstance(obj, dict):
-                errors.append(f"{os.path.basename(path)}:{ln}: not an object")
+                errors.append(f"{path.name}:{ln}: not an object")
                 continue
             rows.append(obj)
     return rows
 
 
-def check_hostile(rows, errors):
-    by_id = {}
-    texts = set()
+def check_hostile(rows: list[dict[str, Any]], errors: list[str]) -> dict[Any, dict[str, Any]]:
+    by_id: dict[Any, dict[str, Any]] = {}
+    texts: set[str] = set()
     for h in rows:
         hid = h.get("id")
         where = f"hostile {hid}"
@@ -249,8 +256,17 @@ def check_hostile(rows, errors):
     return by_id
 
 
-def check_conversations(rows, hostile, errors):
-    seen = set()
+def _cut(s: str, texts: list[str]) -> str:
+    """Replace every one of texts in s by a newline, in the order given."""
+    for t in texts:
+        s = s.replace(t, "\n")
+    return s
+
+
+def check_conversations(
+    rows: list[dict[str, Any]], hostile: dict[Any, dict[str, Any]], errors: list[str]
+) -> None:
+    seen: set[Any] = set()
     all_needles = [
         (hid, n) for hid, h in hostile.items() for n in h.get("needles", []) if isinstance(n, str)
     ]
@@ -283,7 +299,7 @@ def check_conversations(rows, hostile, errors):
             continue
         if msgs[0]["role"] != "user":
             errors.append(f"{where}: first message must be from the user")
-        repeats = sum(1 for a, b in zip(msgs, msgs[1:]) if a["role"] == b["role"])
+        repeats = sum(1 for a, b in itertools.pairwise(msgs) if a["role"] == b["role"])
         if repeats > 2:
             errors.append(f"{where}: roles do not mostly alternate ({repeats} repeats)")
 
@@ -294,7 +310,7 @@ def check_conversations(rows, hostile, errors):
             hids = []
         if len(set(hids)) != len(hids):
             errors.append(f"{where}: duplicate hostile ids")
-        htexts = []
+        htexts: list[str] = []
         for hid in hids:
             h = hostile.get(hid)
             if h is None:
@@ -306,12 +322,7 @@ def check_conversations(rows, hostile, errors):
         # longest first so nested texts are cut cleanly
         htexts.sort(key=len, reverse=True)
 
-        def clean(s):
-            for t in htexts:
-                s = s.replace(t, "\n")
-            return s
-
-        cleaned = [clean(m["content"]) for m in msgs]
+        cleaned = [_cut(m["content"], htexts) for m in msgs]
 
         # leak hygiene: nothing needle-like outside the declared hostile spans
         for i, s in enumerate(cleaned):
@@ -319,7 +330,8 @@ def check_conversations(rows, hostile, errors):
             for hid, n in all_needles:
                 if n.lower() in s_low or collapsed(n) in s_norm:
                     errors.append(
-                        f"{where}: message {i} contains needle {n!r} of {hid} outside a declared hostile string"
+                        f"{where}: message {i} contains needle {n!r} of {hid}"
+                        " outside a declared hostile string"
                     )
 
         facts = c.get("facts")
@@ -337,11 +349,11 @@ def check_conversations(rows, hostile, errors):
                 errors.append(f"{fw}: bad kind {f.get('kind')!r}")
             if not isinstance(f.get("subject"), str) or not f["subject"].strip():
                 errors.append(f"{fw}: empty subject")
-            n = f.get("message")
-            if not isinstance(n, int) or not 0 <= n < len(msgs):
-                errors.append(f"{fw}: bad message index {n!r}")
+            mi = f.get("message")
+            if not isinstance(mi, int) or not 0 <= mi < len(msgs):
+                errors.append(f"{fw}: bad message index {mi!r}")
                 continue
-            if msgs[n]["role"] != "user" and f.get("kind") != "decision":
+            if msgs[mi]["role"] != "user" and f.get("kind") != "decision":
                 errors.append(f"{fw}: fact stated in an assistant message")
             kws = f.get("keywords")
             if not isinstance(kws, list) or not 1 <= len(kws) <= 3:
@@ -350,8 +362,10 @@ def check_conversations(rows, hostile, errors):
             for kw in kws:
                 if not isinstance(kw, str) or not kw.strip():
                     errors.append(f"{fw}: empty keyword")
-                elif kw.lower() not in cleaned[n].lower():
-                    errors.append(f"{fw}: keyword {kw!r} not in message {n} (outside hostile text)")
+                elif kw.lower() not in cleaned[mi].lower():
+                    errors.append(
+                        f"{fw}: keyword {kw!r} not in message {mi} (outside hostile text)"
+                    )
                 elif kw.lower() in ("i", "my", "me", "is", "am", "the", "a", "we", "our"):
                     errors.append(f"{fw}: keyword {kw!r} is a pronoun/stopword")
 
@@ -367,11 +381,11 @@ def check_conversations(rows, hostile, errors):
                 errors.append(f"{where} non_fact {j}: text not found verbatim in any message")
 
 
-def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    errors = []
-    hrows = load_jsonl(os.path.join(folder, "hostile.jsonl"), errors)
-    crows = load_jsonl(os.path.join(folder, "conversations.jsonl"), errors)
+def report(folder: Path) -> tuple[list[str], list[str]]:
+    """Check the corpus in folder: return (the count lines main() prints, the problems)."""
+    errors: list[str] = []
+    hrows = load_jsonl(folder / "hostile.jsonl", errors)
+    crows = load_jsonl(folder / "conversations.jsonl", errors)
     hostile = check_hostile(hrows, errors)
     check_conversations(crows, hostile, errors)
 
@@ -388,19 +402,20 @@ def main():
     n_facts = sum(fact_kinds.values())
     n_non = sum(len(c.get("non_facts", [])) for c in crows)
 
-    print(
+    lines = [
         f"conversations: {len(crows)} ({len(hostile_convs)} with hostile strings, "
-        f"{len(used)} distinct hostile strings embedded: {dict(sorted(used_kinds.items()))})"
+        f"{len(used)} distinct hostile strings embedded: {dict(sorted(used_kinds.items()))})",
+        f"facts: {n_facts}   non_facts: {n_non}",
+    ]
+    lines += [f"  {k:<11} {fact_kinds.get(k, 0):>4}   (min {MIN_FACTS[k]})" for k in FACT_KINDS]
+    lines.append(f"hostile strings: {len(hrows)}")
+    lines += [f"  {k:<12} {h_kinds.get(k, 0):>4}   (min {MIN_HOSTILE[k]})" for k in HOSTILE_KINDS]
+    lines.append("  by language: " + ", ".join(f"{lang}={h_langs.get(lang, 0)}" for lang in LANGS))
+    lines.append(
+        "  injections by language: "
+        + ", ".join(f"{lang}={inj_langs.get(lang, 0)}" for lang in LANGS)
     )
-    print(f"facts: {n_facts}   non_facts: {n_non}")
-    for k in FACT_KINDS:
-        print(f"  {k:<11} {fact_kinds.get(k, 0):>4}   (min {MIN_FACTS[k]})")
-    print(f"hostile strings: {len(hrows)}")
-    for k in HOSTILE_KINDS:
-        print(f"  {k:<12} {h_kinds.get(k, 0):>4}   (min {MIN_HOSTILE[k]})")
-    print("  by language: " + ", ".join(f"{l}={h_langs.get(l, 0)}" for l in LANGS))
-    print("  injections by language: " + ", ".join(f"{l}={inj_langs.get(l, 0)}" for l in LANGS))
-    print(f"  disguised injections: {len(disguised)} (min {MIN_DISGUISED_INJECTIONS})")
+    lines.append(f"  disguised injections: {len(disguised)} (min {MIN_DISGUISED_INJECTIONS})")
 
     for k, m in MIN_FACTS.items():
         if fact_kinds.get(k, 0) < m:
@@ -416,11 +431,24 @@ def main():
             errors.append(f"too few {k} hostile strings: {h_kinds.get(k, 0)} < {m}")
     if len(hrows) < MIN_HOSTILE_TOTAL:
         errors.append(f"too few hostile strings: {len(hrows)} < {MIN_HOSTILE_TOTAL}")
-    for l, m in MIN_INJECTION_PER_LANG.items():
-        if inj_langs.get(l, 0) < m:
-            errors.append(f"too few {l} injections: {inj_langs.get(l, 0)} < {m}")
+    for lang, m in MIN_INJECTION_PER_LANG.items():
+        if inj_langs.get(lang, 0) < m:
+            errors.append(f"too few {lang} injections: {inj_langs.get(lang, 0)} < {m}")
     if len(disguised) < MIN_DISGUISED_INJECTIONS:
         errors.append(f"too few disguised injections: {len(disguised)}")
+    return lines, errors
+
+
+def check(folder: Path) -> list[str]:
+    """Every problem in the corpus in folder; an empty list when it is valid."""
+    return report(folder)[1]
+
+
+def main() -> None:
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_FOLDER
+    lines, errors = report(folder)
+    for line in lines:
+        print(line)
 
     if errors:
         print(f"\nFAILED: {len(errors)} problem(s)")

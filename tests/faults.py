@@ -1,0 +1,122 @@
+"""Fault injection for the tests: kill a real `vb` process at an exact write syscall.
+
+`strace` lists the process's file-changing syscalls (write, fsync, rename, unlink, mkdir,
+chmod, truncate...): its write points. `inject=SYSCALL:signal=SIGKILL:when=N` delivers
+SIGKILL just before the N-th call of one syscall (strace counts each syscall separately), so
+killing at write point k means injecting on that point's syscall at its occurrence number.
+Running the command again killed at each point proves what happens after a crash at exactly
+that step. Python
+is run with PYTHONDONTWRITEBYTECODE so that start-up itself writes nothing: every write point
+belongs to the command's own work.
+
+strace is a test dependency (`.ci/run` installs it). Where it is missing, tests that need it
+are skipped, except under CI (`VB_REQUIRE_TOOLS=1`), where a missing tool is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+WRITE_SYSCALLS = (
+    "write,pwrite64,writev,fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat,"
+    "ftruncate,truncate,mkdir,mkdirat,chmod,fchmod,fchmodat,link,linkat,symlink,symlinkat"
+)
+KILLED = 128 + 9  # strace exits like a shell: 128 + the signal that killed the tracee
+
+
+def require_strace() -> str:
+    path = shutil.which("strace")
+    if path is None:
+        if os.environ.get("VB_REQUIRE_TOOLS"):
+            pytest.fail("strace is required (VB_REQUIRE_TOOLS is set): apt-get install strace")
+        pytest.skip("strace is not installed (apt-get install strace)")
+    return path
+
+
+def vb_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "vault_brain", *args]
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(extra or {})}
+    env.pop("VB_VAULT", None)
+    return env
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def killed(self) -> bool:
+        return self.returncode in (KILLED, -9)  # strace may re-raise the SIGKILL on itself
+
+
+def write_points(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> list[str]:
+    """The write syscalls `cmd` makes (one strace line each), running it to completion."""
+    strace = require_strace()
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"vb-trace-{os.getpid()}.txt"
+    try:
+        subprocess.run(
+            [strace, "-f", "-qq", "-e", f"trace={WRITE_SYSCALLS}", "-o", str(log), *cmd],
+            env=_env(env),
+            cwd=cwd,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        return [line for line in log.read_text().splitlines() if line.strip()]
+    finally:
+        log.unlink(missing_ok=True)
+
+
+def _syscall(point: str) -> str:
+    """The syscall of a trace line such as `123 rename("a", "b") = 0`."""
+    return point.split(maxsplit=1)[1].split("(", 1)[0]
+
+
+def run_killed_at(
+    cmd: list[str],
+    points: list[str],
+    n: int,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
+    """Run `cmd`, SIGKILLed just before its `n`-th write point (1-based, from `points`, the
+    write points of the same command on an identical vault)."""
+    strace = require_strace()
+    name = _syscall(points[n - 1])
+    occurrence = sum(1 for p in points[:n] if _syscall(p) == name)
+    inject = f"inject={name}:signal=SIGKILL:when={occurrence}"
+    proc = subprocess.run(
+        [
+            strace,
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            f"trace={WRITE_SYSCALLS}",
+            "-e",
+            inject,
+            *cmd,
+        ],
+        env=_env(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
