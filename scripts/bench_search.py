@@ -187,7 +187,7 @@ COLD_BREAKDOWN = textwrap.dedent('''\
     vault.reconcile()
     marks.append(time.perf_counter())
     hits = vault.searcher.search(sys.argv[2], 10)
-    json.dumps([h.to_json() for h in hits])
+    json.dumps([h.__dict__ for h in hits])
     marks.append(time.perf_counter())
     names = ["import_typer", "import_vault_brain_cli", "import_whoosh", "open_and_reconcile",
              "search_and_json"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import time
@@ -104,6 +105,20 @@ def test_credit_and_recency_reorder_equal_bm25_hits(vault: Path, cli: Any) -> No
     write(vault, "entities/projects/plain.md", f"{body}\n")
     order = ids(cli("--vault", str(vault), "search", "budget review", "--json"))
     assert order == ["entity-projects-high", "entity-projects-plain", "entity-projects-low"]
+    # recency: same text, same credit, one updated today and one two years ago
+    other = "The annual harvest report."
+    today = dt.date.today().isoformat()
+    old = (dt.date.today() - dt.timedelta(days=730)).isoformat()
+    write(vault, "entities/projects/fresh.md", f"---\nupdated: {today}\n---\n{other}\n")
+    write(vault, "entities/projects/stale.md", f"---\nupdated: {old}\n---\n{other}\n")
+    recent = ids(cli("--vault", str(vault), "search", "harvest report", "--json"))
+    assert recent == ["entity-projects-fresh", "entity-projects-stale"]
+    unweighted = vault / "STRATEGY.md"
+    unweighted.write_text(
+        unweighted.read_text().replace("# recency_weight: 0.1", "recency_weight: 0")
+    )
+    tied = cli("--vault", str(vault), "search", "harvest report", "--json").json()["results"]
+    assert tied[0]["score"] == tied[1]["score"]  # without the recency weight they tie
 
 
 def test_batch_queries_one_line_per_query(vault: Path, cli: Any, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The process environment, read once.
 
 Each interface (the CLI, the MCP server, a hook) takes one `Environment` snapshot when it
-starts and passes it down; no other module reads `os.environ`. The variables vb reads:
+starts and passes it down; no other module reads `os.environ` (except `tokens`, which
+finds tiktoken's cache where tiktoken itself does). The variables vb reads:
 
 - `VB_VAULT`: the vault when `--vault` is not given.
 - `VB_LOCK_TIMEOUT`: seconds a writer waits for another writer (default 10).

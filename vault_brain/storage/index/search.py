@@ -17,7 +17,7 @@ from vault_brain.domain.ranking import blend
 from vault_brain.domain.text import unique
 from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
-from vault_brain.storage.index.store import Index, row_column
+from vault_brain.storage.index.store import Index, filter_terms, row_column
 
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -35,17 +35,6 @@ class Hit:
     bm25: float
     credit: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": self.path,
-            "title": self.title,
-            "type": self.type,
-            "category": self.category,
-            "score": round(self.score, 6),
-            "snippet": self.snippet,
-        }
-
 
 class Searcher:
     """Keeps the analyzer and Whoosh searcher warm for many queries (agents, batch mode)."""
@@ -62,13 +51,7 @@ class Searcher:
         return Or([Term(field, t) for t in terms for field in TEXT_FIELDS])
 
     def _filter(self, filters: Filters) -> Any:
-        parts = []
-        if filters.type:
-            parts.append(Term("type", filters.type))
-        if filters.category:
-            parts.append(Term("category", filters.category))
-        if filters.tag:
-            parts.append(Term("tags", filters.tag))
+        parts = filter_terms(filters)
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else And(parts)
@@ -120,7 +103,7 @@ class Searcher:
 
     def _body(self, rel: str, fallback: str) -> str:
         try:
-            return body_text((self.index.paths.root / rel).read_bytes())
+            return body_text(self.index.paths.note(rel).read_bytes())
         except OSError:
             return fallback
 

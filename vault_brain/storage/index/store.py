@@ -170,7 +170,7 @@ class Index:
             for rel in removed:
                 writer.delete_by_term("path", rel)
             for n, rel in enumerate(docs, 1):
-                full = self.paths.root / PurePosixPath(rel)
+                full = self.paths.note(rel)
                 try:
                     st = full.stat()
                     raw = full.read_bytes()
@@ -256,7 +256,7 @@ class Index:
                 return self._rebuild_locked(None, scan(self.paths))
             present, gone = [], []
             for rel in wanted:
-                full = self.paths.root / PurePosixPath(rel)
+                full = self.paths.note(rel)
                 outside = full.is_symlink() and not _inside(str(full), real_root)
                 if full.is_file() and not outside:
                     st = full.stat()
@@ -321,13 +321,7 @@ class Index:
 
     def list_rows(self, filters: Filters) -> list[dict[str, Any]]:
         """The rows of the notes a (normalised) filter selects, by path."""
-        parts: list[Any] = []
-        if filters.type:
-            parts.append(Term("type", filters.type))
-        if filters.category:
-            parts.append(Term("category", filters.category))
-        if filters.tag:
-            parts.append(Term("tags", filters.tag))
+        parts = filter_terms(filters)
         if filters.archived_only:
             parts.append(Term("archived", True))
         elif not filters.include_archive:
@@ -366,6 +360,18 @@ def row_column(reader: Any) -> Any:
 
 def _fast_writer(ix: Any) -> Any:
     return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
+
+
+def filter_terms(filters: Filters) -> list[Any]:
+    """The Whoosh terms of a (normalised) filter's type, category and tag."""
+    parts: list[Any] = []
+    if filters.type:
+        parts.append(Term("type", filters.type))
+    if filters.category:
+        parts.append(Term("category", filters.category))
+    if filters.tag:
+        parts.append(Term("tags", filters.tag))
+    return parts
 
 
 def diff_manifest(
