@@ -57,7 +57,19 @@ def run_watch(
                     state.pending, state.full = set(), False
             if batch or full:
                 started = time.perf_counter()
-                result = vault.index.reconcile() if full else vault.index.refresh(batch)
+                try:
+                    result = vault.index.reconcile() if full else vault.index.refresh(batch)
+                except Exception as exc:  # a locked index or a disk error: keep watching
+                    status["last_error"] = {
+                        "at": now_iso(),
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }
+                    with state.lock:  # try these paths again with the next batch
+                        state.pending.update(batch)
+                        state.full = state.full or full
+                        state.last_event = time.monotonic()
+                    stop.wait(1.0)
+                    continue
                 seconds = time.perf_counter() - started
                 status["batches"] += 1
                 changed = result.added + result.updated + result.removed

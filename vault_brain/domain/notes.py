@@ -7,6 +7,7 @@ name) without writing anything. Reading the file is the storage layer's job.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -43,18 +44,15 @@ def _as_float(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def _as_int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+    number = _as_float(value)
+    return int(number) if number is not None and abs(number) < 2**53 else 0
 
 
 def _as_bool(value: Any) -> bool:
@@ -122,10 +120,21 @@ class Note:
     has_front_matter: bool = False
 
 
+MAX_TAGS = 1000
+
+
 def note_from_parsed(
-    rel: str, meta: dict[str, Any], body: str, has_front_matter: bool, error: str | None
+    rel: str,
+    meta: dict[str, Any],
+    body: str,
+    has_front_matter: bool,
+    error: str | None,
+    issues: list[str] | None = None,
 ) -> Note:
-    """The note at `rel` (POSIX, relative to the vault) from its parsed front matter."""
+    """The note at `rel` (POSIX, relative to the vault) from its parsed front matter. What
+    cannot be used as written (malformed YAML, a non-number credit, thousands of tags) is
+    the note's `problem`; everything readable is still read."""
+    issues = list(issues or [])
     d_type, d_category = derive_location(rel)
     type_ = str(meta.get("type") or d_type).strip().lower()
     if type_ not in TYPES:
@@ -138,7 +147,14 @@ def note_from_parsed(
         heading = _H1.match(body.lstrip("\n"))
         title = heading.group(1) if heading else PurePosixPath(rel).stem
     tags = unique(norm for tag in _as_list(meta.get("tags")) if (norm := normalize_tag(tag)))
-    problem = f"malformed front matter: {error}" if error else None
+    if len(tags) > MAX_TAGS:
+        issues.append(f"{len(tags)} tags: only the first {MAX_TAGS} are used")
+        tags = tags[:MAX_TAGS]
+    for key in ("credit", "access_count"):
+        value = meta.get(key)
+        if value not in (None, "") and _as_float(value) is None:
+            issues.append(f"{key} {value!r} is not a number")
+    problem = f"malformed front matter: {error}" if error else "; ".join(issues) or None
     return Note(
         id=note_id,
         path=rel,

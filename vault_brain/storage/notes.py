@@ -10,7 +10,14 @@ from vault_brain.storage.frontmatter import parse_text
 
 def note_from_bytes(rel: str, raw: bytes) -> Note:
     parsed = parse_text(raw)
-    return note_from_parsed(rel, parsed.meta, parsed.body, parsed.has_front_matter, parsed.error)
+    issues = list(parsed.issues)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        issues.insert(0, f"not UTF-8 text (byte {exc.start}); read with replacement characters")
+    return note_from_parsed(
+        rel, parsed.meta, parsed.body, parsed.has_front_matter, parsed.error, issues
+    )
 
 
 def load_note(root: Path, rel: str) -> Note:

@@ -69,6 +69,14 @@ def _as_tool_errors() -> Iterator[None]:
         raise ToolError(exc.one_line()) from None
     except OSError as exc:
         raise ToolError(io_error(exc, exc.filename or "a file").one_line()) from None
+    except ToolError:
+        raise
+    except Exception as exc:  # a bug: the client still gets a reason, the server keeps going
+        log.exception("internal error")
+        raise ToolError(
+            f"internal error in vb ({type(exc).__name__}: {exc}); the server keeps running "
+            "(hint: run `vb status` to see notes vb could not read, and report the error)"
+        ) from None
 
 
 def _annotations(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:

@@ -20,6 +20,10 @@ from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
 from vault_brain.storage.index.store import Index, filter_terms, row_column
 
 SNIPPET_CHARS = 200
+# A query is analysed from its first MAX_QUERY_CHARS characters into at most MAX_QUERY_TERMS
+# distinct terms: a pasted 100,000-word message is still answered in milliseconds.
+MAX_QUERY_CHARS = 20_000
+MAX_QUERY_TERMS = 128
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -45,7 +49,7 @@ class Searcher:
         self._ana = analyzer()
 
     def terms(self, text: str) -> list[str]:
-        return unique(token.text for token in self._ana(text))
+        return unique(token.text for token in self._ana(text[:MAX_QUERY_CHARS]))[:MAX_QUERY_TERMS]
 
     def _query(self, terms: list[str]) -> Any:
         return Or([Term(field, t) for t in terms for field in TEXT_FIELDS])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,16 +18,27 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from whoosh import index as windex
+from whoosh.codec import base as whoosh_codec
 from whoosh.query import And, Every, Term
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.notes import Filters
+from vault_brain.domain.notes import Filters, Note, note_from_parsed
 from vault_brain.storage.files import file_lock, write_cache
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
 from vault_brain.storage.notes import note_from_bytes
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 
 Progress = Callable[[int, int], None]
+
+
+def _segment_id(size: int = 16) -> str:
+    return secrets.token_hex(size)[:size]
+
+
+# Whoosh names new segments from the process-wide `random` generator: a process that seeds
+# it (or two forked writers sharing its state) reuses a name and the commit fails on an
+# assertion. Segment names from the OS's random source cannot repeat that way.
+whoosh_codec.Segment._random_id = classmethod(lambda cls, size=16: _segment_id(size))
 _TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
 
 
@@ -177,8 +189,7 @@ class Index:
                 except OSError:
                     writer.delete_by_term("path", rel)
                     continue
-                note = note_from_bytes(rel, raw)
-                fields = document(note)
+                fields = document(_readable_note(rel, raw))
                 if create:
                     writer.add_document(**fields)
                 else:
@@ -360,6 +371,17 @@ def row_column(reader: Any) -> Any:
 
 def _fast_writer(ix: Any) -> Any:
     return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
+
+
+def _readable_note(rel: str, raw: bytes) -> Note:
+    """The note as far as it can be read. Reading is total (see `parse_text`), but a note is
+    the one thing a person controls byte by byte: whatever still fails here makes that note
+    a problem, indexed by its file name, and never stops the notes after it."""
+    try:
+        return note_from_bytes(rel, raw)
+    except Exception as exc:  # one note never takes the index down
+        problem = f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
+        return note_from_parsed(rel, {}, "", False, None, [problem])
 
 
 def filter_terms(filters: Filters) -> list[Any]:
