@@ -128,7 +128,7 @@ def main() -> int:
     results["maintain_nothing_due_process_ms"] = process_ms(["--vault", str(root), "maintain"])
 
     # a prune that archives 1,000 notes: make 1,000 scored notes old and low
-    from vault_brain.storage.frontmatter import edit_front_matter
+    from vault_brain.storage.frontmatter_edit import edit_front_matter
 
     prunable = sorted(
         p

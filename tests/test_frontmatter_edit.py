@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import snapshot
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.storage.frontmatter import (
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import (
     edit_front_matter,
-    parse_text,
     replace_body,
     strip_front_matter_block,
 )
@@ -564,3 +564,110 @@ def test_property_a_block_added_to_a_plain_note_is_removed_without_a_trace(
     added = edit_front_matter(raw, extra)
     assert parse_text(added).meta == extra
     assert strip_front_matter_block(edit_front_matter(added, remove=list(extra))) == raw
+
+
+# --------------------------------------------------------------------------- every style
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "{title: Flow note, tags: [a, b]}\n",
+        '{"title": "JSON note", "tags": ["a", "b"]}\n',
+        '{\n  "title": "Pretty JSON",\n  "tags": ["a"]\n}\n',
+        "{title: Nested, meta: {x: 1, y: [2, 3]}}\n",
+        "{}\n",
+    ],
+)
+def test_flow_and_json_front_matter_is_edited_in_place(front: str) -> None:
+    raw = f"---\n{front}---\nBody.\n".encode()
+    before = parse_text(raw).meta
+    changes = {"access_count": 3, "last_accessed": "2026-11-22T10:00:00+00:00", "credit": 0.55}
+    out = edit_front_matter(raw, changes)
+    after = parse_text(out)
+    assert after.error is None
+    assert after.meta == {**before, **changes} | {"last_accessed": after.meta["last_accessed"]}
+    assert out.decode().endswith("---\nBody.\n")
+    again = edit_front_matter(out, {"access_count": 4}, remove=["credit"])
+    expected = {k: v for k, v in after.meta.items() if k != "credit"} | {"access_count": 4}
+    assert parse_text(again).meta == expected
+
+
+def test_an_agent_retrieval_of_a_flow_style_note_keeps_it_readable(vault: Path, cli: Any) -> None:
+    path = vault / "entities/projects/flow.md"
+    path.write_text("---\n{title: Flowing, tags: [river]}\n---\nThe river bends.\n")
+    res = cli("--vault", str(vault), "search", "river", "--session", "s1", "--json")
+    assert res.exit_code == 0
+    meta = parse_text(path.read_bytes()).meta
+    assert meta["title"] == "Flowing" and meta["tags"] == ["river"] and meta["access_count"] == 1
+    assert (
+        cli("--vault", str(vault), "update", "entities/projects/flow.md", "--tag", "lake").exit_code
+        == 0
+    )
+    assert parse_text(path.read_bytes()).meta["tags"] == ["lake"]
+
+
+def test_an_edit_that_would_break_an_anchor_is_refused_and_writes_nothing(
+    vault: Path, cli: Any
+) -> None:
+    path = vault / "entities/projects/anchored.md"
+    raw = b"---\ntitle: Anchored\ntags: &t [x]\nalso: *t\n---\nBody.\n"
+    path.write_bytes(raw)
+    res = cli("--vault", str(vault), "update", "entities/projects/anchored.md", "--tag", "y")
+    assert res.exit_code == 1
+    assert "setting tags" in res.stderr and "nothing was written" in res.stderr
+    assert "block style" in res.stderr
+    assert path.read_bytes() == raw
+
+
+STYLES = st.sampled_from(
+    [
+        "title: {title}\ntags: [a]\n",
+        "{{title: {title}, tags: [a]}}\n",
+        '{{"title": "{title}", "tags": ["a"]}}\n',
+        "title: {title}\ntags:\n  - a\n# comment\n",
+        "title: &x {title}\nalias: *x\n",
+        "title: |\n  {title}\ntags: [a]\n",
+        "? title\n: {title}\n",
+        "title: {title}\nnested: {{a: [1, {{b: 2}}]}}\n",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    style=STYLES,
+    title=st.text(alphabet="abcxyz ", min_size=1, max_size=8).map(str.strip).filter(bool),
+    changes=st.dictionaries(
+        st.sampled_from(["access_count", "credit", "tags", "title", "updated", "extra"]),
+        st.one_of(
+            st.integers(0, 99), st.floats(0, 1), st.lists(st.sampled_from("pqr"), max_size=3)
+        ),
+        max_size=3,
+    ),
+    remove=st.lists(st.sampled_from(["tags", "alias", "nested"]), max_size=2),
+)
+def test_property_an_edit_is_exact_or_refused_never_corrupting(
+    style: str, title: str, changes: dict[str, Any], remove: list[str]
+) -> None:
+    raw = f"---\n{style.format(title=title)}---\nBody.\n".encode()
+    before = parse_text(raw)
+    assume(before.error is None)
+    try:
+        out = edit_front_matter(raw, changes, remove)
+    except VaultBrainError:
+        return  # refused before anything was written
+    after = parse_text(out)
+    assert after.error is None
+    expected = {k: v for k, v in before.meta.items() if k not in remove} | changes
+    assert set(after.meta) == set(expected)
+    for key, value in expected.items():
+        if key == "title" and not isinstance(value, list):  # read verbatim, as text
+            assert after.meta[key] == value or float(after.meta[key]) == pytest.approx(
+                value, abs=1e-6
+            )
+        elif isinstance(value, float):
+            assert after.meta[key] == pytest.approx(value, abs=1e-6)
+        else:
+            assert after.meta[key] == value
+    assert out.decode().endswith("---\nBody.\n")

@@ -14,7 +14,8 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.plan import OPERATIONS, Action, Plan
 from vault_brain.storage.files import append_jsonl, note_path
-from vault_brain.storage.frontmatter import edit_front_matter, parse_text, replace_body
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import edit_front_matter, replace_body
 
 
 @result

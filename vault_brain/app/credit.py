@@ -29,7 +29,8 @@ from vault_brain.domain.errors import NotFoundError
 from vault_brain.domain.sessions import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
 from vault_brain.storage.files import Transaction, append_jsonl
-from vault_brain.storage.frontmatter import UneditableNoteError, edit_front_matter, parse_text
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import UneditableNoteError, edit_front_matter
 from vault_brain.storage.transcript import append_record, read_records
 
 

@@ -13,7 +13,8 @@ from vault_brain.domain.credit import is_scored
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.plan import Action
 from vault_brain.domain.text import slugify
-from vault_brain.storage.frontmatter import edit_front_matter, parse_text
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import edit_front_matter
 
 
 def new_note_text(meta: dict[str, Any], body: str) -> str:

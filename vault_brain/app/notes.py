@@ -17,9 +17,9 @@ from vault_brain.domain.errors import LockedError, NotFoundError, VaultBrainErro
 from vault_brain.domain.notes import ARCHIVE, Filters, Note, original_relpath
 from vault_brain.domain.text import check_choice, clean_tags, slugify
 from vault_brain.storage.files import Transaction, note_path, safe_relpath
-from vault_brain.storage.frontmatter import (
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import (
     edit_front_matter,
-    parse_text,
     replace_body,
     strip_front_matter_block,
 )
