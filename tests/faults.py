@@ -16,6 +16,7 @@ are skipped, except under CI (`VB_REQUIRE_TOOLS=1`), where a missing tool is a f
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,11 @@ def _syscall(point: str) -> str:
     return point.split(maxsplit=1)[1].split("(", 1)[0]
 
 
+def file_point_numbers(points: list[str]) -> list[int]:
+    """The numbers (1-based) of the write points that change files, not stdout or stderr."""
+    return [n for n, p in enumerate(points, 1) if not re.search(r"\bwritev?\([12],", p)]
+
+
 def run_killed_at(
     cmd: list[str],
     points: list[str],
@@ -95,10 +101,33 @@ def run_killed_at(
 ) -> Run:
     """Run `cmd`, SIGKILLed just before its `n`-th write point (1-based, from `points`, the
     write points of the same command on an identical vault)."""
+    return _inject(cmd, points, n, "signal=SIGKILL", env, cwd)
+
+
+def run_failed_at(
+    cmd: list[str],
+    points: list[str],
+    n: int,
+    error: str = "ENOSPC",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
+    """Run `cmd` with its `n`-th write point failing with `error` (a disk that fills there)."""
+    return _inject(cmd, points, n, f"error={error}", env, cwd)
+
+
+def _inject(
+    cmd: list[str],
+    points: list[str],
+    n: int,
+    what: str,
+    env: dict[str, str] | None,
+    cwd: Path | None,
+) -> Run:
     strace = require_strace()
     name = _syscall(points[n - 1])
-    occurrence = sum(1 for p in points[:n] if _syscall(p) == name)
-    inject = f"inject={name}:signal=SIGKILL:when={occurrence}"
+    occurrence = sum(1 for p in points[:n] if _syscall(p) == name)  # strace counts per syscall
+    inject = f"inject={name}:{what}:when={occurrence}"
     proc = subprocess.run(
         [
             strace,

@@ -434,7 +434,10 @@ def test_floats_vb_writes_read_back_as_numbers(value: float) -> None:
 # Property: any simple front matter, edited, reads back as expected; add+remove is identity
 
 _RESERVED = {"yes", "no", "on", "off", "true", "false", "null", "y", "n", "none", "~"}
-KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True).filter(lambda k: k not in _RESERVED)
+# (id, title and category are read verbatim as text, `id: 0` is "0": their own tests cover them)
+KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True).filter(
+    lambda k: k not in _RESERVED and k not in ("id", "title", "category")
+)
 WORDS = (
     st.from_regex(r"[A-Za-z][A-Za-z0-9 ./_-]{0,14}", fullmatch=True)
     .map(str.strip)

@@ -534,46 +534,54 @@ def test_an_empty_file_and_missing_optional_keys_are_accepted(cli: Any, vault: P
 # crashes and concurrent writers
 
 
-def test_a_failed_replace_leaves_the_old_file_and_no_temp_file(
+def test_a_failed_replace_leaves_the_old_file_and_the_change_is_finished_later(
     cli: Any, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Simulates the write failing at the last step: the new content is fully written to the
-    temp file, then the rename over tasks.json fails (as on a crash, a full disk or a yanked
-    drive). Readers must still see the old file, and the temp file must be cleaned up."""
+    """The rename over tasks.json fails (as on a full disk or a yanked drive) after the change
+    was journaled: readers still see the old file, the error says the change will be
+    finished, and the next command finishes it (no temp file is left)."""
     add(cli, vault, "keep me")
     path = vault / "tasks.json"
     before = path.read_bytes()
-    seen: list[bytes] = []
+    real_replace = os.replace
 
     def replace_fails(src: Any, dst: Any) -> None:
-        seen.append(Path(src).read_bytes())
-        raise OSError(errno.EIO, "simulated failure during rename")
+        if Path(dst) == path:
+            raise OSError(errno.EIO, "simulated failure during rename", str(dst))
+        real_replace(src, dst)
 
     monkeypatch.setattr(store.os, "replace", replace_fails)
     err = fails(cli, vault, "add", "lost")
-    assert f"cannot write {path}" in err
-    assert seen and b'"lost"' in seen[0], "the temp file held the new content"
+    assert f"cannot write {path}" in err and "will be finished by the next vb command" in err
     assert path.read_bytes() == before
-    assert temp_files(vault) == []
     monkeypatch.undo()
-    assert add(cli, vault, "next") == "t2"
+    assert cli("--vault", str(vault), "status").exit_code == 0  # finishes the journaled change
+    assert [t["description"] for t in stored(vault)["tasks"]] == ["keep me", "lost"]
+    assert add(cli, vault, "next") == "t3"
+    assert temp_files(vault) == []
 
 
 CRASH_CHILD = """
 import os, sys
 from vault_brain.storage import files as store
+real_replace = os.replace
 def die(src, dst):
-    os._exit(9)  # the process dies between writing the temp file and renaming it
+    if str(dst).endswith("tasks.json"):
+        os._exit(9)  # the process dies between writing the temp file and renaming it
+    real_replace(src, dst)
 store.os.replace = die
-sys.argv = ["vb", "--vault", sys.argv[1], "tasks", "add", "never lands"]
+sys.argv = ["vb", "--vault", sys.argv[1], "tasks", "add", "journaled"]
 from vault_brain.entry import main
 sys.exit(main())
 """
 
 
-def test_a_process_killed_mid_write_leaves_valid_json(vault: Path) -> None:
-    """A real process death (os._exit, no cleanup runs) after the temp file is complete and
-    before the rename: tasks.json must still be the old, valid document."""
+def test_a_process_killed_mid_write_leaves_valid_json_and_the_change_is_finished(
+    vault: Path,
+) -> None:
+    """A real process death (os._exit, no cleanup runs) after the change was journaled and
+    its temp file written, before the rename: tasks.json is still the old, valid document;
+    the next command finishes the change and removes the dead writer's temp file."""
     res = run_vb("--vault", str(vault), "tasks", "add", "before the crash")
     assert res.exit_code == 0, res.stderr
     path = vault / "tasks.json"
@@ -583,12 +591,13 @@ def test_a_process_killed_mid_write_leaves_valid_json(vault: Path) -> None:
     )
     assert proc.returncode == 9, proc.stderr
     assert path.read_bytes() == before
-    assert [t["description"] for t in json.loads(before)["tasks"]] == ["before the crash"]
-    leftover = temp_files(vault)
-    assert len(leftover) == 1  # what a killed writer leaves; nobody ever reads it
+    assert len(temp_files(vault)) == 1  # what the killed writer left
     res = run_vb("--vault", str(vault), "tasks", "add", "after the crash", "--json")
     assert res.exit_code == 0, res.stderr
-    assert res.json()["task"]["id"] == "t2"
+    assert res.json()["task"]["id"] == "t3"
+    tasks = [t["description"] for t in json.loads(path.read_bytes())["tasks"]]
+    assert tasks == ["before the crash", "journaled", "after the crash"]
+    assert temp_files(vault) == []
 
 
 def test_four_concurrent_adds_get_four_distinct_ids(vault: Path) -> None:

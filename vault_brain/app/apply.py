@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from vault_brain.app.notes import archive_into
@@ -13,9 +14,10 @@ from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.plan import OPERATIONS, Action, Plan
-from vault_brain.storage.files import append_jsonl, note_path
+from vault_brain.storage.files import note_path
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter, replace_body
+from vault_brain.storage.transaction import Transaction
 
 
 @result
@@ -35,10 +37,13 @@ def plan_result(plan: Plan, dry_run: bool = True) -> PlanResult:
     return PlanResult(plan.operation, plan.method, dry_run, list(plan.actions), list(plan.notes))
 
 
-def apply_plan(vault: Vault, plan: Plan) -> PlanResult:
-    """Execute every action or none: a failure rolls back the files already changed."""
+def apply_plan(
+    vault: Vault, plan: Plan, then: Callable[[Transaction], object] | None = None
+) -> PlanResult:
+    """Execute every action or none (one transaction, journaled); `then` adds more changes
+    to the same transaction (e.g. the record that says the plan ran)."""
     try:
-        return _apply(vault, plan)
+        return _apply(vault, plan, then)
     except FileNotFoundError as exc:
         raise VaultBrainError(
             f"{plan.operation}: {exc.filename} changed since the plan was made; nothing changed",
@@ -46,7 +51,7 @@ def apply_plan(vault: Vault, plan: Plan) -> PlanResult:
         ) from None
 
 
-def _apply(vault: Vault, plan: Plan) -> PlanResult:
+def _apply(vault: Vault, plan: Plan, then: Callable[[Transaction], object] | None) -> PlanResult:
     run_id = uuid.uuid4().hex[:12]
     stamp = now_iso()
     touched: list[str] = []
@@ -61,12 +66,7 @@ def _apply(vault: Vault, plan: Plan) -> PlanResult:
                 dest = archive_into(tx, vault.paths, action.path, action.why, action.keys)
                 touched.append(dest)
             elif action.op in ("set", "append"):
-                raw = full.read_bytes()
-                new = edit_front_matter(raw, action.keys, where=action.path)
-                if action.op == "append" and action.content:
-                    body = parse_text(raw).body.rstrip("\n")
-                    new = replace_body(new, f"{body}\n\n{action.content.strip()}\n")
-                tx.write(full, new)
+                tx.edit(full, _change(action))
             else:  # pragma: no cover - plans are built in this package
                 raise VaultBrainError(f"unknown action {action.op!r}")
             touched.append(action.path)
@@ -93,11 +93,28 @@ def _apply(vault: Vault, plan: Plan) -> PlanResult:
                 "method": plan.method,
             }
         )
-        append_jsonl(vault.paths.lifecycle_log, records)
+        if actions or plan.operation in OPERATIONS:  # a lifecycle run is logged even if idle
+            tx.append_jsonl(vault.paths.lifecycle_log, records)
+        if then is not None:
+            then(tx)
     vault.refresh(touched)
     result = plan_result(plan, dry_run=False)
     result.run_id, result.applied = run_id, len(actions)
     return result
+
+
+def _change(action: Action) -> Callable[[bytes], bytes]:
+    """A set or append action as an edit of the note's bytes (re-applied at commit if the
+    note changed meanwhile)."""
+
+    def change(raw: bytes) -> bytes:
+        new = edit_front_matter(raw, action.keys, where=action.path)
+        if action.op == "append" and action.content:
+            body = parse_text(raw).body.rstrip("\n")
+            new = replace_body(new, f"{body}\n\n{action.content.strip()}\n")
+        return new
+
+    return change
 
 
 def last_runs(vault: Vault) -> dict[str, str]:

@@ -10,7 +10,7 @@ once per event; each event is appended to `logs/credit.jsonl`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
 from typing import Any, Protocol
 
@@ -28,9 +28,9 @@ from vault_brain.domain.credit import (
 from vault_brain.domain.errors import NotFoundError
 from vault_brain.domain.sessions import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
-from vault_brain.storage.files import Transaction, append_jsonl
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import UneditableNoteError, edit_front_matter
+from vault_brain.storage.transaction import Transaction
 from vault_brain.storage.transcript import append_record, read_records
 
 
@@ -93,18 +93,28 @@ class Retrieved(Protocol):
     def path(self) -> str: ...
 
 
-def _edit_keys(tx: Transaction, vault: Vault, rel: str, changes: dict[str, Any]) -> str | None:
-    """Set vb-owned keys on one note inside a transaction; returns a reason if skipped."""
-    full = vault.paths.note(rel)
+def _edit_keys(
+    tx: Transaction, vault: Vault, rel: str, changes: Callable[[dict[str, Any]], dict[str, Any]]
+) -> str | None:
+    """Set vb-owned keys on one note inside a transaction, computed from the note's current
+    front matter (so that a re-apply at commit builds on a hand edit made meanwhile);
+    returns why the note was skipped, if it was."""
+
+    def change(raw: bytes) -> bytes:
+        return edit_front_matter(raw, changes(parse_text(raw).meta), where=rel)
+
     try:
-        raw = full.read_bytes()
+        tx.edit(vault.paths.note(rel), change)
     except FileNotFoundError:
         return "note no longer exists"
-    try:
-        tx.write(full, edit_front_matter(raw, changes, where=rel), durable=False)
     except UneditableNoteError as exc:
         return exc.message
     return None
+
+
+def _count(meta: dict[str, Any]) -> int:
+    value = meta.get("access_count", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def record_retrieval(
@@ -118,17 +128,16 @@ def record_retrieval(
     """Record an agent retrieval: access counters on the notes, a line in the transcript."""
     check_session_id(session)  # before anything is written
     stamp = now_iso()
-    with vault.transaction() as tx:
+    with vault.transaction(durable=False) as tx:  # counters: the transcript line is the record
         for hit in hits:
-            full = vault.paths.note(hit.path)
-            try:
-                count = parse_text(full.read_bytes()).meta.get("access_count", 0)
-            except FileNotFoundError:
-                continue
-            count = count if isinstance(count, int) and not isinstance(count, bool) else 0
-            _edit_keys(tx, vault, hit.path, {"access_count": count + 1, "last_accessed": stamp})
+            _edit_keys(
+                tx,
+                vault,
+                hit.path,
+                lambda meta: {"access_count": _count(meta) + 1, "last_accessed": stamp},
+            )
         record = append_record(
-            vault.paths,
+            tx,
             session,
             {
                 "type": "retrieval",
@@ -145,15 +154,35 @@ def record_retrieval(
 def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """(id, path) of the memories retrieved in the last turn that retrieved any: turns are
     separated by user messages and by feedback, so feedback typed after a reply credits that
-    reply's memories, and a second signal on the same turn credits them again."""
+    reply's memories."""
+    return judged_turn(records)[0]
+
+
+def judged_turn(
+    records: Iterable[dict[str, Any]],
+) -> tuple[list[tuple[str, str | None]], set[str]]:
+    """The memories of the last turn that retrieved any, and the signals already given for
+    that turn (a signal counts once per turn: a repeat, or a retry after a crash, is not
+    applied again)."""
     turns: list[list[dict[str, Any]]] = [[]]
+    given: list[set[str]] = [set()]
     for record in records:
         kind = record_kind(record)
-        if kind in ("user", "feedback"):  # feedback closes a turn, e.g. in an MCP session
+        if kind == "feedback":  # feedback closes a turn, e.g. in an MCP session
+            given[-1].add(str(record.get("signal")))
             turns.append([])
+            given.append(set())
+        elif kind == "user":
+            turns.append([])
+            given.append(set())
         elif kind == "retrieval":
             turns[-1].append(record)
-    chosen: list[dict[str, Any]] = next((turn for turn in reversed(turns) if turn), [])
+    last = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]), None)
+    if last is None:
+        return [], set()
+    chosen = turns[last]
+    # the signals given after this turn's retrievals, up to the next turn that retrieved
+    signals = set().union(*given[last:])
     seen: dict[str, str | None] = {}
     for record in chosen:
         ids = record.get("ids") or []
@@ -161,7 +190,7 @@ def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]
         for note_id, path in zip(ids, paths, strict=False):
             if isinstance(note_id, str) and note_id not in seen:
                 seen[note_id] = path if isinstance(path, str) else None
-    return list(seen.items())
+    return list(seen.items()), signals
 
 
 def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
@@ -176,28 +205,36 @@ def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
     policy = vault.policy
     reward = policy.rewards[signal]
     strongest = max(abs(r) for r in policy.rewards.values()) or 1.0
-    retrieved = last_turn(read_records(path))
-    share = shared_reward(reward, len(retrieved))
-    result = FeedbackResult(session, signal, reward, round(share, 6))
     stamp = now_iso()
-    with vault.transaction() as tx:
+    with vault.transaction() as tx:  # credits, transcript line and log: all or nothing
+        retrieved, given = judged_turn(read_records(path))
+        share = shared_reward(reward, len(retrieved))
+        result = FeedbackResult(session, signal, reward, round(share, 6))
+        if signal in given:
+            result.repeated = True
+            return result
         for note_id, rel in retrieved:
             rel = _locate(vault, note_id, rel)
             if rel is None:
                 result.skipped.append(Skipped(note_id, "not found"))
                 continue
-            meta = parse_text(vault.paths.note(rel).read_bytes()).meta
-            old = stored_score(meta.get("credit"), policy.initial_score)
-            new = round(update_score(old, share, policy.alpha, strongest), 4)
-            reason = _edit_keys(tx, vault, rel, {"credit": new})
+            full = vault.paths.note(rel)
+            old = stored_score(parse_text(tx.read(full)).meta.get("credit"), policy.initial_score)
+
+            def credited(meta: dict[str, Any]) -> dict[str, float]:
+                score = stored_score(meta.get("credit"), policy.initial_score)
+                return {"credit": round(update_score(score, share, policy.alpha, strongest), 4)}
+
+            reason = _edit_keys(tx, vault, rel, credited)
             if reason:
                 result.skipped.append(Skipped(note_id, reason))
                 continue
+            new = stored_score(parse_text(tx.read(full)).meta.get("credit"), old)
             result.changes.append(CreditChange(note_id, rel, old, new))
-        append_record(
-            vault.paths, session, {"type": "feedback", "signal": signal, "reward": reward}
+        append_record(tx, session, {"type": "feedback", "signal": signal, "reward": reward})
+        tx.append_jsonl(
+            vault.paths.credit_log, [{"ts": stamp, "event": "feedback", **to_json(result)}]
         )
-        append_jsonl(vault.paths.credit_log, {"ts": stamp, "event": "feedback", **to_json(result)})
     vault.refresh([c.path for c in result.changes])
     return result
 

@@ -117,23 +117,17 @@ def flush(
         result.plan.actions.append(episode)
     if dry_run:
         return result
-    if result.plan.actions:
-        apply_plan(vault, result.plan)
-    append(
-        vault.paths,
-        session,
-        [
-            {
-                "type": "flush",
-                "first": result.first,
-                "last": result.last,
-                "through": seq_of(result.last),
-                "notes": [a.path for a in result.plan.actions],
-                "captured": len(result.captured),
-                "dropped": result.dropped,
-            }
-        ],
-    )
+    record = {
+        "type": "flush",
+        "first": result.first,
+        "last": result.last,
+        "through": seq_of(result.last),
+        "notes": [a.path for a in result.plan.actions],
+        "captured": len(result.captured),
+        "dropped": result.dropped,
+    }
+    # the notes and the transcript's flush record land together, or neither does
+    apply_plan(vault, result.plan, then=lambda tx: append(vault.paths, session, [record], tx=tx))
     result.applied = True
     emit(
         vault.paths,

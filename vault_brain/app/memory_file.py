@@ -135,6 +135,6 @@ def write_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
         current = None
     if current != result.text:
         with vault_lock(vault.paths):
-            atomic_write(path, result.text)
+            atomic_write(path, result.text, inside=vault.paths)
         result.written = True
     return result

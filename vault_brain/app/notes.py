@@ -16,7 +16,7 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import LockedError, NotFoundError, VaultBrainError
 from vault_brain.domain.notes import ARCHIVE, Filters, Note, original_relpath
 from vault_brain.domain.text import check_choice, clean_tags, slugify
-from vault_brain.storage.files import Transaction, note_path, safe_relpath
+from vault_brain.storage.files import note_path, safe_relpath
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import (
     edit_front_matter,
@@ -26,6 +26,7 @@ from vault_brain.storage.frontmatter_edit import (
 from vault_brain.storage.index.store import is_ignored_rel
 from vault_brain.storage.notes import load_note
 from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.transaction import Transaction
 
 ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_front_matter")
 WRITABLE_TYPES = ("entity", "episode")
@@ -174,24 +175,23 @@ def update(
     if content is not None and not content.strip():
         raise VaultBrainError("the new content is empty", hint="give the note's new text")
     rel = resolve(vault, ref)
-    with vault.transaction() as tx:
-        full = note_path(vault.paths, rel)
-        raw = full.read_bytes()
-        changes: dict[str, Any] = {"updated": now_iso()}
-        if tags is not None:
-            changes["tags"] = clean_tags(tags)
-        if pinned is not None:
-            changes["pinned"] = pinned
+    changes: dict[str, Any] = {"updated": now_iso()}
+    if tags is not None:
+        changes["tags"] = clean_tags(tags)
+    if pinned is not None:
+        changes["pinned"] = pinned
+
+    def change(raw: bytes) -> bytes:
         new = edit_front_matter(raw, changes, where=rel)
-        if content is not None:
-            body = parse_text(raw).body
-            text = (
-                body.rstrip("\n") + "\n\n" + content.strip() + "\n"
-                if append
-                else content.strip() + "\n"
-            )
-            new = replace_body(new, text)
-        tx.write(full, new)
+        if content is None:
+            return new
+        if append:
+            body = parse_text(raw).body.rstrip("\n") + "\n\n" + content.strip() + "\n"
+            return replace_body(new, body)
+        return replace_body(new, content.strip() + "\n")
+
+    with vault.transaction() as tx:
+        tx.edit(note_path(vault.paths, rel), change)
     vault.refresh([rel])
     return load_note(vault.paths.root, rel)
 
@@ -201,9 +201,9 @@ def archive_into(
 ) -> str:
     """Within a transaction: move `rel` to archive/ with reason and date; returns the new path."""
     src = note_path(paths, rel)
-    raw = src.read_bytes()
+    raw = tx.read(src)
     dest_rel = f"{ARCHIVE}/{rel}"
-    if paths.note(dest_rel).exists():
+    if tx.exists(paths.note(dest_rel)):
         parent = PurePosixPath(dest_rel).parent.as_posix()
         dest_rel, _ = unique_path(paths, parent, PurePosixPath(rel).stem)
     changes: dict[str, Any] = {
@@ -221,12 +221,12 @@ def archive_into(
 def restore_from(tx: Transaction, paths: VaultPaths, rel: str) -> str:
     """Within a transaction: move an archived note back, as it was before archiving."""
     src = note_path(paths, rel)
-    raw = src.read_bytes()
+    raw = tx.read(src)
     meta = parse_text(raw).meta
     target = safe_relpath(paths, str(meta.get("archived_from") or original_relpath(rel)))
     if PurePosixPath(target).parts[0] == ARCHIVE:
         target = original_relpath(target)
-    if paths.note(target).exists():
+    if tx.exists(paths.note(target)):
         raise VaultBrainError(
             f"cannot restore {rel}: {target} exists",
             hint="rename or archive the note at that path first",

@@ -31,7 +31,7 @@ def archive_sessions(
             src = vault.paths.transcript(session_id)
             dest = vault.paths.archive_dir / "sessions" / src.name
             tx.move(src, dest)
-        index.forget(old)
+        SessionIndex(vault.paths, tx).forget(old)
     return old
 
 

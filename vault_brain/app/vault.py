@@ -9,15 +9,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import LockedError, VaultBrainError
 from vault_brain.domain.policy import Policy
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
-from vault_brain.storage.files import Transaction, transaction
+from vault_brain.storage.files import vault_lock
 from vault_brain.storage.index.search import Searcher
 from vault_brain.storage.index.store import Index, Progress, ReconcileResult
 from vault_brain.storage.paths import VaultPaths, find_vault
 from vault_brain.storage.policy_file import load_policy
+from vault_brain.storage.transaction import Transaction, pending_journals, recover, transaction
 
 if TYPE_CHECKING:
     from vault_brain.storage.llm import LLM
@@ -34,7 +35,9 @@ class Vault:
         """The vault at `path`, else $VB_VAULT, else the nearest folder with STRATEGY.md."""
         env = env or Environment()
         given = str(path) if path is not None else None
-        return cls(find_vault(given, env.vault, lock_timeout=env.lock_timeout), env)
+        vault = cls(find_vault(given, env.vault, lock_timeout=env.lock_timeout), env)
+        vault._finish_interrupted()
+        return vault
 
     @property
     def root(self) -> Path:
@@ -58,8 +61,17 @@ class Vault:
         """Reconcile the index with the files, once per command unless forced. `timeout`
         bounds the wait for another process's index lock (default: the vault's)."""
         if self._reconciled is None or force:
+            self._finish_interrupted()
             self._reconciled = self.index.reconcile(progress, timeout)
         return self._reconciled
+
+    def _finish_interrupted(self) -> None:
+        """A change a kill interrupted (a journal left in .vb/) is finished before any
+        command reads the vault; if another writer holds the lock, that writer finishes it."""
+        if not pending_journals(self.paths):
+            return
+        with contextlib.suppress(LockedError), vault_lock(self.paths, timeout=1.0):
+            recover(self.paths)
 
     def refresh(self, rels: list[str]) -> None:
         """After a write: re-index exactly these paths, best effort. Files are the truth and
@@ -69,10 +81,10 @@ class Vault:
             self.index.refresh(rels)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """The vault lock and an undoable set of file changes (rolled back if the block
-        raises); a `write` event names the files it changed."""
-        with transaction(self.paths) as tx:
+    def transaction(self, durable: bool = True) -> Iterator[Transaction]:
+        """The vault lock and a set of file changes committed together when the block ends
+        (none if it raises; see `storage.transaction`); a `write` event names the files."""
+        with transaction(self.paths, durable=durable) as tx:
             yield tx
         if tx.touched:
             rels = sorted({p.relative_to(self.paths.root).as_posix() for p in tx.touched})

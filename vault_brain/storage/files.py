@@ -1,8 +1,9 @@
 """The one place that writes files.
 
-Atomic replace (temp file in the same folder, fsync, `os.replace`), the vault lock
-that serialises writers across processes, append-only JSONL, and the checks that
-keep caller-supplied names and paths inside the vault.
+Atomic replace (temp file in the same folder, fsync, `os.replace`), append-only JSONL, the
+locks that serialise writers across processes, and the checks that keep every path vb writes
+-- given by a caller or built by vb -- inside the vault, with no symlink leading out.
+Multi-file changes go through `transaction.Transaction`, which journals them first.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import contextlib
 import errno
 import json
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -39,11 +42,72 @@ def io_error(exc: OSError, path: Any) -> VaultBrainError:
     )
 
 
-def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
-    """Write `data` to `path` so that readers see the old or the new file, never a part."""
+TEMP_SUFFIX = ".vbtmp"
+
+
+def dead_temp_file(name: str) -> bool:
+    """True for a temp file (`.<name>.<pid>.<random>.vbtmp`) whose writer is gone: a kill
+    left it, and nothing will ever rename it."""
+    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+        return False
+    parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+    try:
+        pid = int(parts[-2])
+    except (ValueError, IndexError):
+        return True  # not ours to wait for: written before temp names carried the pid
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def remove_dead_temps(*folders: Path) -> None:
+    """Remove the temp files killed writers left in these folders (not their subfolders)."""
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                if dead_temp_file(entry.name):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
+def ensure_inside(paths: VaultPaths, path: Path) -> None:
+    """Refuse to write `path` unless it lies inside the vault and no component of it that
+    exists (a folder, or the file itself) is a symlink leading out of the vault. Called
+    immediately before each write, for paths from callers and paths vb builds alike."""
+    real_root = os.path.realpath(paths.root)
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    real = os.path.realpath(probe)
+    if real != real_root and not real.startswith(real_root + os.sep):
+        try:
+            shown = probe.relative_to(paths.root).as_posix()
+        except ValueError:
+            shown = str(probe)
+        raise VaultBrainError(
+            f"refusing to write {path.name}: {shown} leads outside the vault (to {real})",
+            hint="replace that symlink with a real folder inside the vault",
+        )
+
+
+def atomic_write(
+    path: Path, data: bytes | str, *, durable: bool = True, inside: VaultPaths | None = None
+) -> None:
+    """Write `data` to `path` so that readers see the old or the new file, never a part.
+    With `inside`, the path is checked to stay inside that vault first."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    if inside is not None:
+        ensure_inside(inside, path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vbtmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -72,14 +136,32 @@ def write_cache(path: Path, data: bytes | str) -> None:
         atomic_write(path, data, durable=False)
 
 
+def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
+    """Records as JSON lines, one per record."""
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":"), default=str) for r in records]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def append_jsonl(
-    path: Path, record: dict[str, Any] | list[dict[str, Any]], *, durable: bool = True
+    path: Path,
+    record: dict[str, Any] | list[dict[str, Any]],
+    *,
+    durable: bool = True,
+    inside: VaultPaths | None = None,
 ) -> None:
     """Append JSON lines in one write; a torn earlier line is terminated first so records
     never merge. Several records given together land together or not at all."""
     records = record if isinstance(record, list) else [record]
-    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":"), default=str) for r in records]
-    payload = ("\n".join(lines) + "\n").encode("utf-8")
+    append_bytes(path, jsonl_bytes(records), durable=durable, inside=inside)
+
+
+def append_bytes(
+    path: Path, payload: bytes, *, durable: bool = True, inside: VaultPaths | None = None
+) -> None:
+    """Append `payload` (whole lines) to `path`, terminating a torn last line first; on a full
+    disk the file is cut back to where it was."""
+    if inside is not None:
+        ensure_inside(inside, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     size = 0
     try:
@@ -100,23 +182,58 @@ def append_jsonl(
         raise io_error(exc, path) from exc
 
 
+def _command() -> str:
+    """What this process is, for a lock's owner note: `vb` and its command words only (an
+    argument may be private text)."""
+    words = [w for w in sys.argv[1:] if not w.startswith("-")][:2]
+    return " ".join(["vb", *words])
+
+
+def _owner(lock_path: Path) -> str:
+    """Who holds a lock, from the owner note its holder wrote (pid, command, since when)."""
+    try:
+        info = json.loads(lock_path.with_name(lock_path.name + ".owner").read_text("utf-8"))
+        held = max(0.0, time.time() - float(info["since"]))
+        os.kill(int(info["pid"]), 0)  # a note left by a process that is gone says nothing
+        return f"another vb process: `{info['command']}` (pid {info['pid']}, for {held:.0f}s)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another vb process"
+
+
 @contextlib.contextmanager
 def file_lock(lock_path: Path, what: str, timeout: float) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path`, waiting at most `timeout` seconds (retrying with
+    a growing pause). The OS releases it when the holder exits, however it exits; the holder
+    leaves a note of who it is, so a waiter can say what it waited for."""
     import filelock  # lazy: ~7 ms, and a search with nothing to reconcile takes no lock
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(lock_path), timeout=timeout)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise LockedError(
-            f"the {what} is locked by another vb process (waited {lock.timeout:g}s)",
-            hint="wait for it to finish, or raise VB_LOCK_TIMEOUT; "
-            f"if no vb process is running, delete {lock_path}",
-        ) from None
+    lock = filelock.FileLock(str(lock_path), timeout=0)
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        try:
+            lock.acquire(timeout=0)
+            break
+        except filelock.Timeout:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockedError(
+                    f"the {what} is locked by {_owner(lock_path)} (waited {timeout:g}s)",
+                    hint="wait for it to finish and run the command again, or raise "
+                    "VB_LOCK_TIMEOUT to wait longer",
+                ) from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.25)
+    owner = lock_path.with_name(lock_path.name + ".owner")
+    with contextlib.suppress(OSError):
+        note = {"pid": os.getpid(), "command": _command(), "since": time.time()}
+        owner.write_text(json.dumps(note), encoding="utf-8")
     try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            owner.unlink()
         lock.release()
 
 
@@ -158,65 +275,3 @@ def safe_relpath(paths: VaultPaths, given: str) -> str:
 
 def note_path(paths: VaultPaths, rel: str) -> Path:
     return paths.note(safe_relpath(paths, rel))
-
-
-class Transaction:
-    """File changes that can be undone: every write, create and move records how to reverse it.
-
-    Used under the vault lock for multi-step changes (archive, lifecycle plans, feedback on
-    several notes): if a step fails, `rollback()` puts every touched file back as it was.
-    """
-
-    def __init__(self) -> None:
-        self._undo: list[tuple[Path, bytes | None]] = []
-        self.touched: list[Path] = []
-
-    def _remember(self, path: Path) -> None:
-        try:
-            original: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            original = None
-        self._undo.append((path, original))
-        self.touched.append(path)
-
-    def write(self, path: Path, data: bytes | str, *, durable: bool = True) -> None:
-        """`durable=False` skips fsync (still atomic): for counters that the fsynced logs
-        can rebuild, where a crash may at worst lose the last increment."""
-        self._remember(path)
-        atomic_write(path, data, durable=durable)
-
-    def create(self, path: Path, data: bytes | str) -> None:
-        if path.exists():
-            raise VaultBrainError(
-                f"{path} already exists; refusing to overwrite it", hint="move it away first"
-            )
-        self.write(path, data)
-
-    def move(self, src: Path, dst: Path, data: bytes | None = None) -> None:
-        """Move `src` to a new file `dst`, optionally with new content; the destination is never
-        overwritten and the source is removed only after the destination is complete."""
-        content = src.read_bytes() if data is None else data
-        self.create(dst, content)
-        self._remember(src)
-        src.unlink()
-
-    def rollback(self) -> None:
-        for path, original in reversed(self._undo):
-            with contextlib.suppress(OSError, VaultBrainError):
-                if original is None:
-                    path.unlink(missing_ok=True)
-                else:
-                    atomic_write(path, original)
-        self._undo.clear()
-
-
-@contextlib.contextmanager
-def transaction(paths: VaultPaths, timeout: float | None = None) -> Iterator[Transaction]:
-    """Hold the vault lock; roll every change back if the block raises."""
-    with vault_lock(paths, timeout):
-        tx = Transaction()
-        try:
-            yield tx
-        except BaseException:
-            tx.rollback()
-            raise

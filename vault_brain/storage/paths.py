@@ -105,6 +105,11 @@ class VaultPaths:
     def policy_cache(self) -> Path:
         return self.vb_dir / "policy.json"
 
+    @property
+    def journal_dir(self) -> Path:
+        """Journals of changes being committed (a kill leaves one; the next command redoes it)."""
+        return self.vb_dir / "journal"
+
 
 def find_vault(
     explicit: str | None = None,

@@ -8,8 +8,8 @@ from typing import TypeVar
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.task_format import dump_tasks, parse_tasks
 from vault_brain.domain.tasks import TaskList
-from vault_brain.storage.files import atomic_write, vault_lock
 from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.transaction import transaction
 
 T = TypeVar("T")
 
@@ -32,16 +32,23 @@ def load(paths: VaultPaths) -> TaskList:
 
 
 def mutate(paths: VaultPaths, operation: Callable[[TaskList], T]) -> T:
-    """Read, change and write tasks.json under the vault lock; unchanged bytes are not written.
+    """Read, change and write tasks.json in one transaction; unchanged bytes are not written,
+    and a change someone made meanwhile (by hand, in an editor) is read again and the
+    operation applied to it, never overwritten."""
+    results: list[T] = []
 
-    The write is an atomic replace, so a reader (or a crash) sees the old or the new file.
-    """
-    with vault_lock(paths):
-        raw = _read(paths)
+    def change(raw: bytes | None) -> bytes | None:
         task_list = TaskList() if raw is None else parse_tasks(raw, str(paths.tasks))
         before = dump_tasks(task_list)
-        result = operation(task_list)
+        results.append(operation(task_list))
         after = dump_tasks(task_list)
-        if after != before:
-            atomic_write(paths.tasks, after.encode("utf-8"))
-    return result
+        return None if after == before else after.encode("utf-8")
+
+    with transaction(paths) as tx:
+        if tx.exists(paths.tasks):
+            tx.edit(paths.tasks, lambda raw: change(raw) or raw)
+        else:
+            new = change(None)
+            if new is not None:
+                tx.create(paths.tasks, new)
+    return results[-1]

@@ -8,6 +8,7 @@ other records (retrieval, feedback, compaction, flush) refer to them. A torn las
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.clock import now_iso
+from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sessions import MESSAGE_TYPES, message_text, record_kind, seq_of
-from vault_brain.storage.files import append_jsonl, atomic_write, vault_lock
+from vault_brain.storage.files import atomic_write, jsonl_bytes
 from vault_brain.storage.paths import VaultPaths
 from vault_brain.storage.tokens import get_counter
+from vault_brain.storage.transaction import Transaction, transaction
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
@@ -70,36 +73,62 @@ class SessionInfo:
 
 
 class SessionIndex:
-    """`sessions/sessions.json`: a cache of the transcripts, rebuilt from them when stale."""
+    """`sessions/sessions.json`: a cache of the transcripts, rebuilt from them when stale.
 
-    def __init__(self, paths: VaultPaths) -> None:
+    Inside a transaction (`tx`), it reads and writes through it, so that several appends in
+    one transaction see each other."""
+
+    def __init__(self, paths: VaultPaths, tx: Transaction | None = None) -> None:
         self.paths = paths
         self.file = paths.sessions_index
+        self.tx = tx
 
     def load(self) -> dict[str, SessionInfo]:
+        if self.tx is not None and "sessions" in self.tx.memo:
+            return dict(self.tx.memo["sessions"])
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
-            rows = data["sessions"]
-            return {k: SessionInfo(**v) for k, v in rows.items()}
+            rows = json.loads(self.file.read_bytes())["sessions"]
+            fields = set(SessionInfo.__dataclass_fields__)
+            return {k: SessionInfo(**{f: v[f] for f in fields if f in v}) for k, v in rows.items()}
         except (OSError, ValueError, KeyError, TypeError):
             return {}
 
     def save(self, infos: dict[str, SessionInfo]) -> None:
+        """Write the index (a cache: inside a transaction, once the transaction commits, with
+        the sizes and times the transcripts then have)."""
+        if self.tx is None:
+            self._write(infos)
+            return
+        tx = self.tx
+        tx.memo["sessions"] = dict(infos)
+        tx.after_commit("sessions", lambda: self._write(tx.memo["sessions"], restat=True))
+
+    def _write(self, infos: dict[str, SessionInfo], restat: bool = False) -> None:
+        for session_id, info in infos.items() if restat else ():
+            with contextlib.suppress(OSError):
+                st = self.paths.transcript(session_id).stat()
+                if st.st_size == info.bytes:  # as counted: note its time too
+                    info.mtime_ns = st.st_mtime_ns
         payload = {"version": 1, "sessions": {k: v.to_json() for k, v in sorted(infos.items())}}
-        atomic_write(self.file, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        text = json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+        with contextlib.suppress(VaultBrainError):  # a cache: a failure costs a recount
+            atomic_write(self.file, text, inside=self.paths)
 
     def info(
         self, session_id: str, loaded: dict[str, SessionInfo] | None = None
     ) -> SessionInfo | None:
         """The session's row, recounted from its transcript if the file changed behind it."""
         path = self.paths.transcript(session_id)
-        if not path.is_file():
+        pending = self.tx.pending_bytes(path) if self.tx is not None else b""
+        if not path.is_file() and not pending:
             return None
         row = (self.load() if loaded is None else loaded).get(session_id)
-        st = path.stat()
-        if row is not None and (row.bytes, row.mtime_ns) == (st.st_size, st.st_mtime_ns):
+        st = path.stat() if path.is_file() else None
+        size = (st.st_size if st else 0) + len(pending)
+        fresh = pending or (st is not None and row is not None and row.mtime_ns == st.st_mtime_ns)
+        if row is not None and row.bytes == size and fresh:
             return row
-        return recount(path, session_id)
+        return recount(path, session_id, pending)
 
     def all(self) -> list[SessionInfo]:
         """Every transcript in sessions/, each row fresh."""
@@ -118,17 +147,19 @@ class SessionIndex:
         self.save(infos)
 
 
-def recount(path: Path, session_id: str) -> SessionInfo:
-    """Rebuild a session's index row from its transcript."""
+def recount(path: Path, session_id: str, pending: bytes = b"") -> SessionInfo:
+    """Rebuild a session's index row from its transcript (and records about to be appended)."""
     info = SessionInfo(session_id, "", "")
-    for record in read_records(path):
+    pending_records = [json.loads(line) for line in pending.decode("utf-8").splitlines() if line]
+    for record in [*read_records(path), *pending_records]:
         ts = str(record.get("ts", ""))
         info.started = info.started or ts
         info.last_activity = ts or info.last_activity
         info.account(record)
         info.message_count = max(info.message_count, seq_of(record.get("id")))
-    st = path.stat()
-    info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
+    st = path.stat() if path.is_file() else None
+    info.bytes = (st.st_size if st else 0) + len(pending)
+    info.mtime_ns = st.st_mtime_ns if st and not pending else 0
     return info
 
 
@@ -138,29 +169,35 @@ def _title(content: Any) -> str:
 
 
 def append(
-    paths: VaultPaths, session_id: str, records: list[dict[str, Any]], *, locked: bool = False
+    paths: VaultPaths,
+    session_id: str,
+    records: list[dict[str, Any]],
+    *,
+    tx: Transaction | None = None,
 ) -> list[dict[str, Any]]:
     """Append records in one write, giving messages their ids; returns the records as written.
 
     A record with a `key` (a harness's idempotency key) that the transcript already holds is
     not written again: the stored record is returned instead, so a stage retried after a
-    crash appends its message once. Pass `locked=True` when the caller holds the vault lock."""
-    if locked:
-        return _append(paths, session_id, records)
-    with vault_lock(paths):
-        return _append(paths, session_id, records)
+    crash appends its message once. Pass the caller's transaction `tx` to append as part of
+    it; otherwise the append is its own transaction."""
+    if tx is not None:
+        return _append(tx, session_id, records)
+    with transaction(paths) as own:
+        return _append(own, session_id, records)
 
 
 def _append(
-    paths: VaultPaths, session_id: str, records: list[dict[str, Any]]
+    tx: Transaction, session_id: str, records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    paths = tx.paths
     path = paths.transcript(session_id)
     known: dict[str, dict[str, Any]] = {}
     if any(r.get("key") for r in records):
         known = {str(r["key"]): r for r in read_records(path) if r.get("key")}
     if known and all(str(r.get("key")) in known for r in records):
         return [known[str(r["key"])] for r in records]
-    index = SessionIndex(paths)
+    index = SessionIndex(paths, tx)
     infos = index.load()
     info = index.info(session_id, infos) or SessionInfo(session_id, now_iso(), now_iso())
     stamp = now_iso()
@@ -177,15 +214,15 @@ def _append(
         info.account(full)
         written.append(full)
         out.append(full)
-    append_jsonl(path, written)
+    tx.append_jsonl(path, written)
     info.last_activity = stamp
-    st = path.stat()
-    info.bytes, info.mtime_ns = st.st_size, st.st_mtime_ns
+    info.bytes += len(jsonl_bytes(written))
+    info.mtime_ns = 0  # known once the transaction commits
     infos[session_id] = info
     index.save(infos)
     return out
 
 
-def append_record(paths: VaultPaths, session_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    """Append one non-message record (retrieval, feedback, ...) without taking the lock twice."""
-    return append(paths, session_id, [record], locked=True)[0]
+def append_record(tx: Transaction, session_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """Append one non-message record (retrieval, feedback, ...) within a transaction."""
+    return _append(tx, session_id, [record])[0]

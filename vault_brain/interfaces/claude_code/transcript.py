@@ -18,7 +18,6 @@ from typing import Any
 
 from vault_brain.app.vault import Vault
 from vault_brain.interfaces.claude_code.payload import HARNESS
-from vault_brain.storage.files import vault_lock
 from vault_brain.storage.transcript import append, read_records
 
 # Tool output can be whole files; the vault keeps a bounded excerpt (Claude keeps the rest).
@@ -181,7 +180,7 @@ def import_transcript(vault: Vault, session: str, source: Path) -> ImportResult:
     if not source.is_file():
         result.missing = True
         return result
-    with vault_lock(vault.paths):
+    with vault.transaction() as tx:
         records = list(read_records(vault.paths.transcript(session)))
         offset, pending = _import_state(records, str(source))
         if offset > source.stat().st_size:
@@ -206,7 +205,7 @@ def import_transcript(vault: Vault, session: str, source: Path) -> ImportResult:
                 "records": len(kept),
                 "skipped": result.skipped,
             }
-            append(vault.paths, session, [*kept, marker], locked=True)
+            append(vault.paths, session, [*kept, marker], tx=tx)
     return result
 
 

@@ -23,7 +23,7 @@ from whoosh.query import And, Every, Term
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters, Note, note_from_parsed
-from vault_brain.storage.files import file_lock, write_cache
+from vault_brain.storage.files import dead_temp_file, file_lock, remove_dead_temps, write_cache
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
 from vault_brain.storage.notes import note_from_bytes
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
@@ -60,11 +60,13 @@ def is_ignored_rel(rel: str) -> bool:
 
 
 def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
-    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls."""
+    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls. Temp files a
+    killed writer left behind are removed on the way (in sessions/ and logs/ too)."""
     root = str(paths.root)
     real_root = os.path.realpath(root)
     found: dict[str, tuple[int, int]] = {}
     stack = [(root, "")]
+    remove_dead_temps(paths.sessions_dir, paths.logs_dir)
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -75,6 +77,9 @@ def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
             for entry in entries:
                 name = entry.name
                 if name.startswith("."):
+                    if dead_temp_file(name):
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
