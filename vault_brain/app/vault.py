@@ -13,7 +13,7 @@ from vault_brain.domain.errors import LockedError, VaultBrainError
 from vault_brain.domain.policy import Policy
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
-from vault_brain.storage.files import vault_lock
+from vault_brain.storage.files import remove_dead_temps, vault_lock
 from vault_brain.storage.index.search import Searcher
 from vault_brain.storage.index.store import Index, Progress, ReconcileResult
 from vault_brain.storage.paths import VaultPaths, find_vault
@@ -68,6 +68,7 @@ class Vault:
     def _finish_interrupted(self) -> None:
         """A change a kill interrupted (a journal left in .vb/) is finished before any
         command reads the vault; if another writer holds the lock, that writer finishes it."""
+        remove_dead_temps(self.paths.vb_dir, self.paths.journal_dir)
         if not pending_journals(self.paths):
             return
         with contextlib.suppress(LockedError), vault_lock(self.paths, timeout=1.0):

@@ -27,9 +27,11 @@ os.umask(_UMASK)
 
 
 def io_error(exc: OSError, path: Any) -> VaultBrainError:
+    """The user-facing error for a failed write. It says what failed, not what state the
+    vault is in: the caller that knows (a transaction) adds that."""
     if exc.errno == errno.ENOSPC:
         return VaultBrainError(
-            f"disk full while writing {path}; nothing was changed",
+            f"disk full while writing {path}",
             hint="free some space on that disk and run the command again",
         )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):

@@ -240,10 +240,9 @@ def _write_journal(paths: VaultPaths, ops: list[dict[str, Any]]) -> Path:
         atomic_write(path, payload, durable=True)
         _sync_dir(folder)
     except VaultBrainError as exc:
-        raise VaultBrainError(
-            f"{exc.message.removesuffix('; nothing was changed')}; nothing was changed",
-            hint=exc.hint,
-        ) from None
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise VaultBrainError(f"{exc.message}; nothing was changed", hint=exc.hint) from None
     return path
 
 
