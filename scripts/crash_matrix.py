@@ -304,7 +304,7 @@ def run_matrix(
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="vb-crash-") as tmp:
         work = Path(tmp)
-        jobs = []
+        jobs: list[tuple[Case, str, Path, list[str], int]] = []
         for case in CASES:
             if only and case.name not in only:
                 continue
@@ -322,7 +322,9 @@ def run_matrix(
                 numbers = _sampled(points, numbers, every)
             jobs += [(case, fault, base, points, n) for fault in faults for n in numbers]
         with ThreadPoolExecutor(workers) as pool:
-            outcomes = list(pool.map(lambda job: run_point(*job, work), jobs))
+            outcomes = list(
+                pool.map(lambda job: run_point(job[0], job[1], job[2], job[3], job[4], work), jobs)
+            )
     return outcomes
 
 
