@@ -550,7 +550,15 @@ def test_a_failed_replace_leaves_the_old_file_and_the_change_is_finished_later(
             raise OSError(errno.EIO, "simulated failure during rename", str(dst))
         real_replace(src, dst)
 
+    real_exchange = store._exchange
+
+    def exchange_fails(tmp: str, dst: str) -> bool:
+        if Path(dst) == path:
+            raise OSError(errno.EIO, "simulated failure during rename", dst)
+        return real_exchange(tmp, dst)
+
     monkeypatch.setattr(store.os, "replace", replace_fails)
+    monkeypatch.setattr(store, "_exchange", exchange_fails)  # the atomic swap, on Linux
     err = fails(cli, vault, "add", "lost")
     assert f"cannot write {path}" in err and "will be finished by the next vb command" in err
     assert path.read_bytes() == before
@@ -570,6 +578,12 @@ def die(src, dst):
         os._exit(9)  # the process dies between writing the temp file and renaming it
     real_replace(src, dst)
 store.os.replace = die
+real_exchange = store._exchange
+def die_in_swap(tmp, dst):
+    if str(dst).endswith("tasks.json"):
+        os._exit(9)
+    return real_exchange(tmp, dst)
+store._exchange = die_in_swap  # the atomic swap, on Linux
 sys.argv = ["vb", "--vault", sys.argv[1], "tasks", "add", "journaled"]
 from vault_brain.entry import main
 sys.exit(main())

@@ -8,6 +8,7 @@ fails the write (the next read reconciles).
 from __future__ import annotations
 
 import contextlib
+import unicodedata
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -35,6 +36,7 @@ WRITABLE_TYPES = ("entity", "episode")
 def resolve(vault: Vault, ref: str, include_archive: bool = True, memory_only: bool = False) -> str:
     """An id or a vault-relative path -> the note's relative path. `memory_only` refuses
     paths that are not memory notes (STRATEGY.md, MEMORY.md, transcripts, logs, .vb/)."""
+    ref = _as_stored(vault, ref)
     if "/" in ref or "\\" in ref or ref.lower().endswith(".md"):
         rel = safe_relpath(vault.paths, ref)
         if memory_only and is_ignored_rel(rel):
@@ -59,6 +61,17 @@ def resolve(vault: Vault, ref: str, include_archive: bool = True, memory_only: b
             f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
         )
     return str(stored["path"])
+
+
+def _as_stored(vault: Vault, ref: str) -> str:
+    """`ref` in the Unicode form the vault uses (an id or path typed in decomposed form, as
+    some keyboards and macOS produce, finds the note written in composed form)."""
+    composed = unicodedata.normalize("NFC", ref)
+    if composed == ref:
+        return ref
+    if "/" in ref or ref.lower().endswith(".md"):
+        return composed if not vault.paths.note(ref).exists() else ref
+    return composed
 
 
 def _find_unindexed(vault: Vault, ref: str, include_archive: bool) -> str | None:

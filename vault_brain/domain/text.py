@@ -36,8 +36,16 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+# Names Windows reserves for devices, with any extension: a vault synced to a Windows machine
+# could not hold a file named so.
+WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+)
+
+
 def slugify(text: str, max_len: int = 80) -> str:
-    """A file-system and id safe slug; keeps letters of any script, never empty or dotted."""
+    """A file-system and id safe slug; keeps letters of any script, never empty or dotted,
+    never a name Windows reserves."""
     norm = unicodedata.normalize("NFKC", text).lower()
     out = []
     for ch in norm:
@@ -45,8 +53,8 @@ def slugify(text: str, max_len: int = 80) -> str:
             out.append(ch)
         elif out and out[-1] != "-":
             out.append("-")
-    slug = "".join(out).strip("-")[:max_len].strip("-")
-    return slug or "untitled"
+    slug = "".join(out).strip("-")[:max_len].strip("-") or "untitled"
+    return f"{slug}-note" if slug in WINDOWS_RESERVED else slug
 
 
 def normalize_tag(tag: str) -> str:

@@ -9,13 +9,14 @@ Multi-file changes go through `transaction.Transaction`, which journals them fir
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -107,6 +108,19 @@ def atomic_write(
     if inside is not None:
         ensure_inside(inside, path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = None
+    try:
+        tmp = _temp_beside(path, payload, durable)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise io_error(exc, path) from exc
+
+
+def _temp_beside(path: Path, payload: bytes, durable: bool) -> str:
+    """A temp file in `path`'s folder holding `payload`, with the mode `path` has."""
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent
     )
@@ -121,15 +135,123 @@ def atomic_write(
         except FileNotFoundError:
             mode = 0o666 & ~_UMASK  # what open() would have given a new file
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise io_error(exc, path) from exc
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return tmp
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`); False where the
+    system or file system cannot."""
+    if _renameat2 is None:
+        return False
+    rc = _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False  # this file system cannot: fall back to check-then-replace
+    raise OSError(err, os.strerror(err), b)
+
+
+def _load_renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        func = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return func
+
+
+_renameat2 = _load_renameat2()
+
+
+def replace_unless_changed(
+    path: Path,
+    data: bytes,
+    expected: bytes | None,
+    rebase: Callable[[bytes], bytes] | None = None,
+    *,
+    durable: bool = False,
+) -> bool:
+    """Replace `path` with `data` only if it still holds `expected` (None: does not exist),
+    for files that writers taking no lock -- a person's editor -- may change at any moment.
+    If someone else's content turns up, `rebase` recomputes ours from it; without one,
+    theirs stays and False is returned.
+
+    The file is read just before the replace. On Linux the replace then is an atomic swap
+    (`RENAME_EXCHANGE`) and what it displaced is inspected: a stranger's write that landed
+    in between is put back at once and becomes the base of the next round, so it is never
+    lost. Elsewhere that window of microseconds stays open."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if expected is None:
+        return _create(path, data, durable)
+    candidate = data
+    for _ in range(100):
+        current = _read_or_none(path)
+        if current is None:
+            return False  # deleted meanwhile: the deletion stays
+        if current != expected:
+            if rebase is None:
+                return False
+            expected, candidate = current, rebase(current)
+            continue
+        tmp = _temp_beside(path, candidate, durable)
+        try:
+            if not _exchange(tmp, str(path)):
+                os.replace(tmp, path)
+                return True
+            displaced = _read_or_none(Path(tmp))
+            if displaced == expected:
+                return True
+            _exchange(tmp, str(path))  # a stranger's write came in between: put it back
+        except FileNotFoundError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    raise VaultBrainError(
+        f"{path.name} keeps changing while vb writes it", hint="close the editor and run again"
+    )
+
+
+def _create(path: Path, data: bytes, durable: bool) -> bool:
+    """Create `path` unless a file is there; False if one is (it stays)."""
+    tmp = _temp_beside(path, data, durable)
+    try:
+        return _create_only(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _create_only(tmp: str, path: Path) -> bool:
+    """Move `tmp` to `path` unless a file is there; False if one is (it stays)."""
+    try:
+        os.link(tmp, path)  # atomic create-if-absent
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.lexists(path):
+            return False
+        os.replace(tmp, path)
+        return True
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def write_cache(path: Path, data: bytes | str) -> None:

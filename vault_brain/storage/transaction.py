@@ -9,7 +9,9 @@ collected in memory (reads inside it see them); nothing touches the vault until 
    did not read;
 2. the complete change (each file's new bytes, what it must be now, each append) is written
    to a journal in `.vb/journal/` and synced;
-3. the files are changed (atomic replace, unlink, append);
+3. the files are changed (unlink, append, and a replace that is atomic against writers
+   taking no lock: `files.replace_unless_changed` re-applies the key edit to a change that
+   lands in between);
 4. the journal is removed.
 
 A kill before step 2 completes changes nothing. A kill after it leaves a journal, and the
@@ -42,6 +44,7 @@ from vault_brain.storage.files import (
     io_error,
     jsonl_bytes,
     remove_dead_temps,
+    replace_unless_changed,
     vault_lock,
 )
 from vault_brain.storage.paths import VaultPaths
@@ -169,25 +172,23 @@ class Transaction:
         return b"".join(self._appends.get(path, []))
 
     # -- committing ------------------------------------------------------------------------
-    def _current_finals(self) -> dict[Path, bytes | object]:
-        """The final states, re-checked against the files as they are now."""
-        finals = dict(self._final)
-        for path in self._final:
+    def _current_finals(self) -> dict[Path, tuple[bytes | None, bytes | object]]:
+        """Each file's final state with the content it replaces, re-checked against the
+        files as they are now."""
+        finals: dict[Path, tuple[bytes | None, bytes | object]] = {}
+        for path, final in self._final.items():
             seen = self._seen.get(path)
             now = _read(path)
             if now == seen:
-                continue
-            if path in self._edits and now is not None:
-                data = now
-                for change in self._edits[path]:
-                    data = change(data)
-                finals[path] = data  # someone's edit kept, vb's key edit applied on top
-                continue
-            rel = path.relative_to(self.paths.root).as_posix()
-            raise ChangedMeanwhile(
-                f"{rel} changed while vb was working on it; nothing was written",
-                hint="run the command again (vb re-reads the file)",
-            )
+                finals[path] = (now, final)
+            elif path in self._edits and now is not None:
+                finals[path] = (now, _compose(self._edits[path])(now))  # theirs, ours on top
+            else:
+                rel = path.relative_to(self.paths.root).as_posix()
+                raise ChangedMeanwhile(
+                    f"{rel} changed while vb was working on it; nothing was written",
+                    hint="run the command again (vb re-reads the file)",
+                )
         return finals
 
     def commit(self) -> None:
@@ -200,9 +201,9 @@ class Transaction:
     def _commit(self) -> None:
         finals = self._current_finals()
         ops: list[dict[str, Any]] = []
-        for path, final in finals.items():
+        for path, (base, final) in finals.items():
             rel = path.relative_to(self.paths.root).as_posix()
-            pre = _digest(_read(path))
+            pre = _digest(base)  # what the change was computed from, not a later read
             if final is _GONE:
                 ops.append({"op": "delete", "path": rel, "pre": pre})
             else:
@@ -215,11 +216,24 @@ class Transaction:
             data = base64.b64encode(b"".join(chunks)).decode("ascii")
             ops.append({"op": "append", "path": rel, "size": size, "data": data})
         journal = _write_journal(self.paths, ops)  # nothing changed if this fails
+        edits = {
+            path.relative_to(self.paths.root).as_posix(): _compose(changes)
+            for path, changes in self._edits.items()
+        }
         try:
-            _apply(self.paths, ops, durable=self.durable)
+            _apply(self.paths, ops, durable=self.durable, edits=edits)
         except (OSError, VaultBrainError) as exc:
             raise _unfinished(self.paths, exc) from exc
         _remove_journal(journal)
+
+
+def _compose(changes: list[Edit]) -> Edit:
+    def apply_all(data: bytes) -> bytes:
+        for change in changes:
+            data = change(data)
+        return data
+
+    return apply_all
 
 
 def _unfinished(paths: VaultPaths, exc: OSError | VaultBrainError) -> VaultBrainError:
@@ -261,9 +275,16 @@ def _sync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _apply(paths: VaultPaths, ops: list[dict[str, Any]], durable: bool) -> list[str]:
-    """Bring each file to its journaled state; idempotent. Returns the files left alone
-    because they no longer were what the journal expected (changed by hand since)."""
+def _apply(
+    paths: VaultPaths,
+    ops: list[dict[str, Any]],
+    durable: bool,
+    edits: dict[str, Edit] | None = None,
+) -> list[str]:
+    """Bring each file to its journaled state; idempotent. A file that no longer is what the
+    journal expected (changed by hand since) gets its key edit from `edits` re-applied on
+    top, or is left alone and returned. Each replace is atomic against writers that take no
+    lock (`replace_unless_changed`)."""
     kept: list[str] = []
     written: list[Path] = []
     for op in ops:
@@ -291,10 +312,19 @@ def _apply(paths: VaultPaths, ops: list[dict[str, Any]], durable: bool) -> list[
         data = base64.b64decode(op["data"])
         if existing == data:
             continue
-        if _digest(existing) != op["pre"]:
+        rebase = (edits or {}).get(op["path"])
+        try:
+            if _digest(existing) != op["pre"]:
+                if rebase is None or existing is None:
+                    kept.append(op["path"])
+                    continue
+                data = rebase(existing)  # changed since the journal: the key edit on top
+            if not replace_unless_changed(path, data, existing, rebase):
+                kept.append(op["path"])
+                continue
+        except VaultBrainError:  # the key edit no longer applies to what the person wrote
             kept.append(op["path"])
             continue
-        atomic_write(path, data, durable=False)
         written.append(path)
     if durable and written:
         _sync(written)
