@@ -63,7 +63,16 @@ AGENT = textwrap.dedent(
 def test_no_hand_edit_is_lost_while_the_agent_writes(vault: Path, cli: Any) -> None:
     folder = vault / "entities" / "projects"
     for n in range(NOTES):
-        res = cli("--vault", str(vault), "add", "-n", f"topic {n}", "-c", "projects", f"Details about topic {n}.")
+        res = cli(
+            "--vault",
+            str(vault),
+            "add",
+            "-n",
+            f"topic {n}",
+            "-c",
+            "projects",
+            f"Details about topic {n}.",
+        )
         assert res.exit_code == 0, res.stderr
     assert sorted(p.name for p in folder.glob("topic-*.md")) == [
         f"topic-{n}.md" for n in range(NOTES)
@@ -93,7 +102,7 @@ def test_no_hand_edit_is_lost_while_the_agent_writes(vault: Path, cli: Any) -> N
     assert lost == [], f"{len(lost)} hand edits lost"
     # The agent really wrote meanwhile: its access counts are in the notes' front matter.
     counts = [
-        int(frontmatter.load(str(p)).metadata.get("access_count", 0))
+        int(str(frontmatter.load(str(p)).metadata.get("access_count", 0)))
         for p in folder.glob("topic-*.md")
     ]
     assert int(out.strip()) >= 20 and sum(counts) > 0, (out, counts)

@@ -145,11 +145,11 @@ def test_a_key_edit_is_reapplied_to_a_file_changed_before_commit(paths: VaultPat
 def test_a_whole_file_write_over_a_change_is_refused(paths: VaultPaths) -> None:
     note = paths.root / "a.md"
     note.write_bytes(b"one\n")
-    with pytest.raises(ChangedMeanwhile, match="changed while vb was working"):
-        with transaction(paths) as tx:
-            tx.read(note)
-            tx.write(note, b"replaced\n")
-            note.write_bytes(b"typed by a person\n")
+    changed = pytest.raises(ChangedMeanwhile, match="changed while vb was working")
+    with changed, transaction(paths) as tx:
+        tx.read(note)
+        tx.write(note, b"replaced\n")
+        note.write_bytes(b"typed by a person\n")
     assert note.read_bytes() == b"typed by a person\n"
 
 
