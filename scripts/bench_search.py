@@ -511,7 +511,8 @@ def measure_cold(
     if fts_rows != len(vault.notes):
         raise BenchError(f"FTS5 build saw {fts_rows} notes, expected {len(vault.notes)}")
     log(f"FTS5 table built in {build_s:.2f}s ({fts_rows} notes)")
-    index_dir = str(vault.root / ".vb" / "index")
+    manifest = json.loads((vault.root / ".vb" / "manifest.json").read_text(encoding="utf-8"))
+    index_dir = str(vault.root / ".vb" / manifest["index"])  # the current index generation
     commands: dict[str, Callable[[str], list[str]]] = {
         "vb": lambda q: [
             *gen_vault.vb_command(),

@@ -14,6 +14,7 @@ checked:
 - every note is in one place only (no note both at its path and in archive/);
 - no temp file (`.vbtmp`) is left anywhere in the vault, no journal is left in `.vb/`;
 - every note, transcript and log still reads (JSONL lines parse);
+- the index still answers a search (a rebuild cut short leaves the previous one in use);
 - with ENOSPC, the error message was true: "nothing was changed" only when nothing was,
   and a change said to be finished later was finished by the next command.
 
@@ -200,6 +201,12 @@ CASES = [
         lambda root: "oil the gears" in (root / "tasks.json").read_text(),
     ),
     Case(
+        "index rebuild",
+        ["index", "--rebuild"],
+        _base,
+        lambda root: _finds_ada(root),  # the files do not change: a whole index is the result
+    ),
+    Case(
         "memory-file",
         ["memory-file"],
         _base,
@@ -208,9 +215,16 @@ CASES = [
 ]
 
 
+def _finds_ada(root: Path) -> bool:
+    code, out, _ = vb(root, "search", "engines", "--json")
+    return code == 0 and "entity-people-ada" in [h["id"] for h in json.loads(out)["results"]]
+
+
 def whole(root: Path) -> list[str]:
     """What is wrong with the vault (empty when it is whole)."""
     problems: list[str] = []
+    if not _finds_ada(root):
+        problems.append("the index no longer answers (a search for 'engines' misses Ada)")
     temps = [p.relative_to(root).as_posix() for p in root.rglob("*.vbtmp")]
     if temps:
         problems.append(f"temp files left: {temps}")

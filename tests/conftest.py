@@ -84,3 +84,9 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and p.relative_to(root).parts[0] not in (".vb", ".git")
     }
+
+
+def index_dir(root: Path) -> Path:
+    """The folder of the index generation the manifest names as current."""
+    manifest = json.loads((root / ".vb" / "manifest.json").read_text(encoding="utf-8"))
+    return root / ".vb" / str(manifest["index"])

@@ -116,6 +116,15 @@ def run_failed_at(
     return _inject(cmd, points, n, f"error={error}", env, cwd)
 
 
+def _injected(strace: str, points: list[str], n: int, what: str, cmd: list[str]) -> list[str]:
+    """The strace command line that runs `cmd` with `what` injected at its `n`-th point."""
+    name = _syscall(points[n - 1])
+    occurrence = sum(1 for p in points[:n] if _syscall(p) == name)  # strace counts per syscall
+    inject = f"inject={name}:{what}:when={occurrence}"
+    trace = f"trace={WRITE_SYSCALLS}"
+    return [strace, "-f", "-qq", "-o", "/dev/null", "-e", trace, "-e", inject, *cmd]
+
+
 def _inject(
     cmd: list[str],
     points: list[str],
@@ -125,22 +134,8 @@ def _inject(
     cwd: Path | None,
 ) -> Run:
     strace = require_strace()
-    name = _syscall(points[n - 1])
-    occurrence = sum(1 for p in points[:n] if _syscall(p) == name)  # strace counts per syscall
-    inject = f"inject={name}:{what}:when={occurrence}"
     proc = subprocess.run(
-        [
-            strace,
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            f"trace={WRITE_SYSCALLS}",
-            "-e",
-            inject,
-            *cmd,
-        ],
+        _injected(strace, points, n, what, cmd),
         env=_env(env),
         cwd=cwd,
         capture_output=True,
@@ -149,3 +144,19 @@ def _inject(
         check=False,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def start_paused_at(
+    cmd: list[str], points: list[str], n: int, seconds: float, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start `cmd` in the background, held for `seconds` just before its `n`-th write point
+    (a long step made long on purpose, at an exact place)."""
+    strace = require_strace()
+    delay = f"delay_enter={int(seconds * 1_000_000)}"
+    return subprocess.Popen(
+        _injected(strace, points, n, delay, cmd),
+        env=_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

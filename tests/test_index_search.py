@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import run_vb
+from conftest import index_dir, run_vb
 
 NOTE = """---
 title: {title}
@@ -163,7 +163,7 @@ def test_rebuild_equals_incremental(vault: Path, cli: Any) -> None:
 def test_damaged_index_is_rebuilt_not_fatal(vault: Path, cli: Any) -> None:
     write(vault, "entities/people/fa.md", NOTE.format(title="Fa", tags="", body="sailing"))
     assert ids(cli("--vault", str(vault), "search", "sailing", "--json")) == ["entity-people-fa"]
-    for seg in (vault / ".vb/index").iterdir():
+    for seg in index_dir(vault).iterdir():
         seg.write_bytes(b"garbage")
     res = run_vb("--vault", str(vault), "search", "sailing", "--json")
     assert res.exit_code == 0, res.stderr

@@ -45,8 +45,9 @@ from vault_brain.domain.policy import SETTINGS
 from vault_brain.domain.sessions import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
+from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.index.search import Hit
-from vault_brain.storage.index.store import Progress, ReconcileResult
+from vault_brain.storage.index.store import Progress
 from vault_brain.storage.notes import load_note
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from vault_brain.storage.frontmatter_edit import (
     replace_body,
     strip_front_matter_block,
 )
-from vault_brain.storage.index.store import is_ignored_rel
+from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.notes import load_note
 from vault_brain.storage.paths import VaultPaths
 from vault_brain.storage.transaction import Transaction

@@ -9,7 +9,7 @@ from typing import Any
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
-from vault_brain.storage.index.store import diff_manifest, scan
+from vault_brain.storage.index.scan import diff_manifest, scan
 from vault_brain.storage.index.watch import read_status
 from vault_brain.storage.tokens import get_counter
 
@@ -32,6 +32,9 @@ class IndexState(Result):
     stale: list[str]
     """Up to 100 notes the index has not caught up with (the next command reconciles)."""
     stale_count: int
+    location: str = ""
+    """The folder the index is kept in: the vault's .vb/, or, for a vault vb cannot write,
+    a folder of the user's cache directory."""
 
 
 @result
@@ -91,6 +94,7 @@ def vault_status(vault: Vault) -> StatusReport:
             fresh=exists and not stale,
             stale=stale[:100],
             stale_count=len(stale),
+            location=str(vault.paths.cache_dir),
         ),
         problems=sorted(problems, key=lambda p: p.path),
         watcher=read_status(vault.paths),

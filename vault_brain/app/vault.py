@@ -9,13 +9,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vault_brain.domain.errors import LockedError, VaultBrainError
+from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy import Policy
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
 from vault_brain.storage.files import remove_dead_temps, vault_lock
+from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.index.search import Searcher
-from vault_brain.storage.index.store import Index, Progress, ReconcileResult
+from vault_brain.storage.index.store import Index, Progress
 from vault_brain.storage.paths import VaultPaths, find_vault
 from vault_brain.storage.policy_file import load_policy
 from vault_brain.storage.transaction import Transaction, pending_journals, recover, transaction
@@ -35,7 +36,10 @@ class Vault:
         """The vault at `path`, else $VB_VAULT, else the nearest folder with STRATEGY.md."""
         env = env or Environment()
         given = str(path) if path is not None else None
-        vault = cls(find_vault(given, env.vault, lock_timeout=env.lock_timeout), env)
+        paths = find_vault(
+            given, env.vault, lock_timeout=env.lock_timeout, cache_home=env.cache_home
+        )
+        vault = cls(paths, env)
         vault._finish_interrupted()
         return vault
 
@@ -67,11 +71,12 @@ class Vault:
 
     def _finish_interrupted(self) -> None:
         """A change a kill interrupted (a journal left in .vb/) is finished before any
-        command reads the vault; if another writer holds the lock, that writer finishes it."""
+        command reads the vault; if another writer holds the lock, that writer finishes it
+        (and on a vault vb cannot write, nobody can: it is read as it is)."""
         remove_dead_temps(self.paths.vb_dir, self.paths.journal_dir)
         if not pending_journals(self.paths):
             return
-        with contextlib.suppress(LockedError), vault_lock(self.paths, timeout=1.0):
+        with contextlib.suppress(VaultBrainError), vault_lock(self.paths, timeout=1.0):
             recover(self.paths)
 
     def refresh(self, rels: list[str]) -> None:

@@ -43,6 +43,11 @@ class Environment:
         return self.get("VB_VAULT")
 
     @property
+    def cache_home(self) -> str | None:
+        """Where a read-only vault's cache goes ($XDG_CACHE_HOME)."""
+        return self.get("XDG_CACHE_HOME")
+
+    @property
     def session_id(self) -> str | None:
         return self.get("VB_SESSION_ID")
 

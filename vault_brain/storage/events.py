@@ -20,7 +20,7 @@ EVENTS = ("read", "write", "flush", "compact", "search")
 
 
 def emit(paths: VaultPaths, event: str, payload: dict[str, Any]) -> None:
-    if not paths.vb_dir.is_dir():
+    if not paths.cache_dir.is_dir():
         return
     with contextlib.suppress(VaultBrainError):
         record = {"ts": now_iso(), "event": event, **payload}

@@ -6,6 +6,8 @@ path inside `.vb/`, `logs/` or `sessions/`. It never creates anything on disk by
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +28,9 @@ class VaultPaths:
     root: Path
     # How long a writer waits for another writer's vault lock (VB_LOCK_TIMEOUT).
     lock_timeout: float = field(default=10.0, compare=False)
+    # Where the machine-local cache lives when the vault's own .vb/ cannot be written (a
+    # read-only vault): see `machine_cache`. None: in .vb/.
+    cache: Path | None = field(default=None, compare=False)
 
     # -- the vault's own files ---------------------------------------------------------
     @property
@@ -72,38 +77,48 @@ class VaultPaths:
         """The file of a note path that is already known to be safe (see `files.safe_relpath`)."""
         return self.root / PurePosixPath(rel)
 
-    # -- machine-local cache (.vb/, ignored by git) -------------------------------------
+    # -- machine-local state (.vb/, ignored by git) -------------------------------------
     @property
     def vb_dir(self) -> Path:
         return self.root / ".vb"
 
     @property
-    def index_dir(self) -> Path:
-        return self.vb_dir / "index"
-
-    @property
-    def manifest(self) -> Path:
-        return self.vb_dir / "manifest.json"
-
-    @property
     def vault_lock(self) -> Path:
         return self.vb_dir / "vault.lock"
 
+    # -- the cache: in .vb/, or outside a read-only vault ---------------------------------
+    @property
+    def cache_dir(self) -> Path:
+        return self.cache or self.vb_dir
+
+    def index_dir(self, name: str) -> Path:
+        """One generation of the search index (a rebuild makes a new one beside the old)."""
+        return self.cache_dir / name
+
+    @property
+    def manifest(self) -> Path:
+        """Which index generation is current, and the files it holds (path -> mtime, size)."""
+        return self.cache_dir / "manifest.json"
+
     @property
     def index_lock(self) -> Path:
-        return self.vb_dir / "index.lock"
+        return self.cache_dir / "index.lock"
+
+    @property
+    def rebuild_lock(self) -> Path:
+        return self.cache_dir / "rebuild.lock"
 
     @property
     def watch_status(self) -> Path:
-        return self.vb_dir / "watch.json"
+        return self.cache_dir / "watch.json"
 
     @property
     def events(self) -> Path:
-        return self.vb_dir / "events.jsonl"
+        return self.cache_dir / "events.jsonl"
 
     @property
     def policy_cache(self) -> Path:
-        return self.vb_dir / "policy.json"
+        return self.cache_dir / "policy.json"
 
     @property
     def journal_dir(self) -> Path:
@@ -111,11 +126,24 @@ class VaultPaths:
         return self.vb_dir / "journal"
 
 
+def machine_cache(root: Path, cache_home: str | None = None) -> Path | None:
+    """None when the vault's own `.vb/` can hold the cache. For a vault vb cannot write (a
+    read-only mount, a shared folder), a folder of the user's cache directory
+    (`$XDG_CACHE_HOME`, else ~/.cache) named after the vault, so it can still be searched."""
+    vb = root / ".vb"
+    if os.access(vb if vb.is_dir() else root, os.W_OK):
+        return None
+    base = Path(cache_home).expanduser() if cache_home else Path.home() / ".cache"
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return base / "vault-brain" / f"{root.name or 'vault'}-{digest}"
+
+
 def find_vault(
     explicit: str | None = None,
     from_env: str | None = None,
     cwd: Path | None = None,
     lock_timeout: float = 10.0,
+    cache_home: str | None = None,
 ) -> VaultPaths:
     """Resolve the vault: `--vault`, else `VB_VAULT`, else the nearest parent with STRATEGY.md."""
     given = explicit if explicit is not None else from_env or None
@@ -127,11 +155,12 @@ def find_vault(
                 f"vault folder {str(root)!r} (from {source}) does not exist",
                 hint=f"create it with `vb init {root}` or point {source} at an existing vault",
             )
-        return VaultPaths(root.resolve(), lock_timeout)
+        root = root.resolve()
+        return VaultPaths(root, lock_timeout, machine_cache(root, cache_home))
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / MARKER).is_file():
-            return VaultPaths(folder, lock_timeout)
+            return VaultPaths(folder, lock_timeout, machine_cache(folder, cache_home))
     raise VaultMissingError(
         f"no vault found in {here} or any parent folder (looked for {MARKER})",
         hint="run `vb init` here, pass `--vault PATH`, or set VB_VAULT",

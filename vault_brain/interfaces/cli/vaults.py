@@ -14,7 +14,7 @@ from vault_brain.interfaces.cli.output import emit
 
 if TYPE_CHECKING:
     from vault_brain.app.status import StatusReport
-    from vault_brain.storage.index.store import ReconcileResult
+    from vault_brain.storage.index.scan import ReconcileResult
 
 
 @app.command()
@@ -61,6 +61,8 @@ def render_status(report: StatusReport) -> str:
         )
         lines.append(f"index:   {index.indexed} indexed, {index.on_disk} notes on disk, {fresh}")
         lines += [f"         stale: {path}" for path in index.stale[:10]]
+    if Path(index.location) != Path(report.vault) / ".vb":
+        lines.append(f"         kept in {index.location} (vb cannot write this vault)")
     if watcher.get("alive"):
         lines.append(
             f"watcher: running (pid {watcher.get('pid')}, {watcher.get('batches', 0)} batches)"

@@ -1,7 +1,7 @@
 """The search index as a cache of the files: reconcile, targeted refresh, rebuild, lookups.
 
 Files are the truth. Every reader first calls `reconcile()`: a stat scan compares the
-vault with `.vb/manifest.json` (path -> mtime, size) and re-parses only what changed,
+vault with the manifest (path -> mtime, size; see `scan`) and re-parses only what changed,
 so results are never stale even with no watcher running.
 """
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from whoosh import index as windex
@@ -23,10 +24,17 @@ from whoosh.query import And, Every, Term
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters, Note, note_from_parsed
-from vault_brain.storage.files import dead_temp_file, file_lock, remove_dead_temps, write_cache
+from vault_brain.storage.files import atomic_write, file_lock, io_error, write_cache
+from vault_brain.storage.index.scan import (
+    ReconcileResult,
+    diff_manifest,
+    inside_vault,
+    is_ignored_rel,
+    scan,
+)
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
 from vault_brain.storage.notes import note_from_bytes
-from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
+from vault_brain.storage.paths import VaultPaths
 
 Progress = Callable[[int, int], None]
 
@@ -39,126 +47,107 @@ def _segment_id(size: int = 16) -> str:
 # it (or two forked writers sharing its state) reuses a name and the commit fails on an
 # assertion. Segment names from the OS's random source cannot repeat that way.
 whoosh_codec.Segment._random_id = classmethod(lambda cls, size=16: _segment_id(size))
-_TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
-
-
-def is_note_name(name: str) -> bool:
-    low = name.lower()
-    return low.endswith(".md") and not name.startswith(".") and not low.endswith(_TEMP_SUFFIXES)
-
-
-def is_ignored_rel(rel: str) -> bool:
-    """True for paths that never hold notes (vb's cache, git, Obsidian, transcripts, temp files)."""
-    parts = PurePosixPath(rel).parts
-    if not parts:
-        return True
-    if parts[0] in IGNORED_DIRS or any(p.startswith(".") for p in parts[:-1]):
-        return True
-    if len(parts) == 1 and parts[0] in ROOT_NON_NOTES:
-        return True
-    return not is_note_name(parts[-1])
-
-
-def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
-    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls. Temp files a
-    killed writer left behind are removed on the way (in sessions/ and logs/ too)."""
-    root = str(paths.root)
-    real_root = os.path.realpath(root)
-    found: dict[str, tuple[int, int]] = {}
-    stack = [(root, "")]
-    remove_dead_temps(paths.sessions_dir, paths.logs_dir)
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = os.scandir(folder)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    if dead_temp_file(name):
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry.path)
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if prefix or name not in IGNORED_DIRS:
-                            stack.append((entry.path, f"{prefix}{name}/"))
-                    elif is_note_name(name) and (prefix or name not in ROOT_NON_NOTES):
-                        if entry.is_symlink() and not _inside(entry.path, real_root):
-                            continue  # a link out of the vault is never read
-                        st = entry.stat()
-                        found[prefix + name] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
-    return found
-
-
-def _inside(path: str, real_root: str) -> bool:
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root + os.sep)
+LEGACY_GENERATION = "index"  # the one folder indexes had before generations
+_GENERATION = re.compile(r"index(-[0-9a-f]{16})?")
+RETIRED_GRACE = 60.0  # seconds a replaced generation is kept for readers still using it
 
 
 @dataclass
-class ReconcileResult:
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    total: int = 0
-    rebuilt: bool = False
+class Manifest:
+    """`.vb/manifest.json`: the current index generation and the files it holds."""
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated or self.removed)
+    index: str = LEGACY_GENERATION
+    files: dict[str, list[int]] = field(default_factory=dict)
+    retired: dict[str, float] = field(default_factory=dict)  # generation -> when replaced
+
+    def to_json(self) -> str:
+        data = {"schema": SCHEMA_VERSION, "index": self.index, "files": self.files}
+        if self.retired:
+            data["retired"] = self.retired
+        return json.dumps(data, ensure_ascii=False)
+
+
+def _new_generation() -> str:
+    return f"{LEGACY_GENERATION}-{secrets.token_hex(8)}"
 
 
 class Index:
-    """The Whoosh index of one vault."""
+    """The Whoosh index of one vault.
+
+    The index lives in a generation folder named by the manifest. Small changes are written
+    into the current generation under the index lock; a rebuild writes a whole new
+    generation beside it with no lock held (searches and writes go on), catches up with what
+    changed meanwhile, and swaps it in by rewriting the manifest. The replaced generation is
+    removed a minute later, when no reader can still be using it."""
 
     def __init__(self, paths: VaultPaths) -> None:
         self.paths = paths
         self._ix: Any = None
+        self._generation: str | None = None
         self._searcher: Any = None
 
     # -- manifest -----------------------------------------------------------
-    def load_manifest(self) -> dict[str, list[int]] | None:
+    def _load(self) -> Manifest | None:
         try:
             data = json.loads(self.paths.manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
             return None
-        files = data.get("files")
-        return files if isinstance(files, dict) else None
+        files, name = data.get("files"), data.get("index", LEGACY_GENERATION)
+        if not isinstance(files, dict) or not isinstance(name, str):
+            return None
+        if not _GENERATION.fullmatch(name):
+            return None
+        retired = data.get("retired")
+        retired = {
+            k: v
+            for k, v in (retired.items() if isinstance(retired, dict) else ())
+            if isinstance(k, str) and _GENERATION.fullmatch(k) and isinstance(v, int | float)
+        }
+        return Manifest(name, files, retired)
 
-    def _save_manifest(self, files: dict[str, list[int]]) -> None:
-        payload = json.dumps({"schema": SCHEMA_VERSION, "files": files}, ensure_ascii=False)
-        write_cache(self.paths.manifest, payload)
+    def load_manifest(self) -> dict[str, list[int]] | None:
+        """The indexed files (path -> [mtime_ns, size]), or None when there is no index."""
+        manifest = self._load()
+        return None if manifest is None else manifest.files
+
+    def _save(self, manifest: Manifest) -> None:
+        """After an incremental write: best effort (a lost manifest update only makes the
+        next reconcile index those files again)."""
+        write_cache(self.paths.manifest, manifest.to_json())
 
     # -- whoosh -------------------------------------------------------------
-    def _open(self, create: bool = False) -> Any:
-        if self._ix is not None and not create:
+    def _open(self, manifest: Manifest | None = None) -> Any:
+        """The index of the generation `manifest` names (reopened when another process
+        swapped in a new one); without one, what is open, else the current generation."""
+        if manifest is None:
+            if self._ix is not None:
+                return self._ix
+            manifest = self._load()
+        name = manifest.index if manifest else LEGACY_GENERATION
+        if self._ix is not None and name == self._generation:
             return self._ix
-        folder = self.paths.index_dir
-        if create:
-            self.close()
-            self._ix = None
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir(parents=True)
-            self._ix = windex.create_in(str(folder), build_schema())
-        else:
-            try:
-                self._ix = windex.open_dir(str(folder))
-            except Exception as exc:  # a damaged cache is rebuilt, never fatal
-                raise _CorruptIndex(str(exc)) from exc
+        self.close()
+        self._ix = None
+        try:
+            self._ix = windex.open_dir(str(self.paths.index_dir(name)))
+        except Exception as exc:  # a damaged cache is rebuilt, never fatal
+            raise _CorruptIndex(str(exc)) from exc
+        self._generation = name
         return self._ix
 
-    def _usable(self) -> bool:
+    def _create(self, name: str) -> Any:
+        folder = self.paths.index_dir(name)
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        return windex.create_in(str(folder), build_schema())
+
+    def _usable(self, manifest: Manifest | None = None) -> bool:
         """True if the index opens and can be searched; a missing or damaged one is rebuilt."""
         try:
-            self._open()
+            self._open(manifest)
             self.searcher()
         except Exception:
             self._ix = self._searcher = None
@@ -175,10 +164,12 @@ class Index:
         removed: Iterable[str],
         progress: Progress | None,
         total: int,
-        create: bool = False,
+        ix: Any = None,
+        fresh: bool = False,
     ) -> dict[str, list[int]]:
-        """Index `docs` (relative paths) and drop `removed`; returns their new manifest rows."""
-        ix = self._open(create=create)
+        """Index `docs` (relative paths) and drop `removed` in `ix` (default: the current
+        generation); returns their new manifest rows. `fresh`: `ix` is empty (adds only)."""
+        ix = self._open() if ix is None else ix
         docs = list(docs)
         big = len(docs) >= 2000
         writer = ix.writer(limitmb=256) if not big else _fast_writer(ix)
@@ -195,7 +186,7 @@ class Index:
                     writer.delete_by_term("path", rel)
                     continue
                 fields = document(_readable_note(rel, raw))
-                if create:
+                if fresh:
                     writer.add_document(**fields)
                 else:
                     writer.update_document(**fields)
@@ -216,17 +207,18 @@ class Index:
     ) -> ReconcileResult:
         """Bring the index in line with the files on disk."""
         disk = scan(self.paths)
-        manifest = self.load_manifest()
-        if manifest is None or not self._usable():
-            with self._lock(timeout):
-                return self._rebuild_locked(progress, disk)
-        result = diff_manifest(disk, manifest)
+        manifest = self._load()
+        if manifest is None or not self._usable(manifest):
+            return self._build_first(progress, timeout)
+        result = diff_manifest(disk, manifest.files)
         if not result.changed:
             result.total = len(disk)
             return result
         with self._lock(timeout):
-            manifest = self.load_manifest() or {}
-            result = diff_manifest(disk, manifest)
+            manifest = self._load()
+            if manifest is None:
+                return self._build_first(progress, timeout, locked=True)
+            result = diff_manifest(disk, manifest.files)
             if result.changed:
                 try:
                     rows = self._write(
@@ -236,28 +228,105 @@ class Index:
                         len(result.added) + len(result.updated),
                     )
                 except _CorruptIndex:
-                    return self._rebuild_locked(progress, disk)
+                    return self._build_first(progress, timeout, locked=True)
                 for rel in result.removed:
-                    manifest.pop(rel, None)
-                manifest.update(rows)
-                self._save_manifest(manifest)
+                    manifest.files.pop(rel, None)
+                manifest.files.update(rows)
+                self._sweep(manifest)
+                self._save(manifest)
         result.total = len(disk)
         return result
 
-    def rebuild(
-        self, progress: Progress | None = None, disk: dict[str, tuple[int, int]] | None = None
+    def _build_first(
+        self, progress: Progress | None, timeout: float | None, locked: bool = False
     ) -> ReconcileResult:
-        with self._lock():
-            return self._rebuild_locked(progress, disk if disk is not None else scan(self.paths))
+        """There is no usable index: build one. Everyone who needs it waits for the first
+        to finish (there is nothing to serve meanwhile)."""
+        if locked:  # under the index lock already (never wait for the rebuild lock in it)
+            return self._build(progress, contextlib.nullcontext, rebuilding=False)
+        wait = self.paths.lock_timeout if timeout is None else timeout
+        with file_lock(self.paths.rebuild_lock, "search index rebuild", wait):
+            manifest = self._load()
+            if manifest is not None and self._usable(manifest):  # built while this one waited
+                return self.reconcile(progress, timeout)
+            return self._build(progress, lambda: self._lock(timeout))
 
-    def _rebuild_locked(
-        self, progress: Progress | None, disk: dict[str, tuple[int, int]]
+    def rebuild(self, progress: Progress | None = None) -> ReconcileResult:
+        """A whole new index from the files, built beside the current one, which serves
+        searches and takes writes until the new one is swapped in."""
+        with file_lock(self.paths.rebuild_lock, "search index rebuild", self.paths.lock_timeout):
+            return self._build(progress, self._lock)
+
+    def _build(
+        self,
+        progress: Progress | None,
+        swap_lock: Callable[[], contextlib.AbstractContextManager[Any]],
+        rebuilding: bool = True,
     ) -> ReconcileResult:
-        self.paths.manifest.unlink(missing_ok=True)
-        rels = sorted(disk)
-        rows = self._write(rels, (), progress, len(rels), create=True)
-        self._save_manifest(rows)
-        return ReconcileResult(added=rels, total=len(rels), rebuilt=True)
+        """Write a new generation with `swap_lock` not held, then, holding it, catch up with
+        the files changed meanwhile and make it current. On any failure the new generation
+        is removed and the old one stays current."""
+        disk = scan(self.paths)
+        name = _new_generation()
+        try:
+            ix = self._create(name)
+            rels = sorted(disk)
+            rows = self._write(rels, (), progress, len(rels), ix=ix, fresh=True)
+            with swap_lock():
+                now = scan(self.paths)
+                late = diff_manifest(now, rows)
+                if late.changed:
+                    rows.update(
+                        self._write(late.added + late.updated, late.removed, None, 0, ix=ix)
+                    )
+                    for rel in late.removed:
+                        rows.pop(rel, None)
+                old = self._load()
+                manifest = Manifest(name, rows, old.retired if old else {})
+                if old is not None and old.index != name:
+                    manifest.retired[old.index] = time.time()
+                atomic_write(self.paths.manifest, manifest.to_json(), durable=False)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.paths.index_dir(name))
+            if isinstance(exc, (VaultBrainError, OSError)) and self._load() is not None:
+                raise _kept_old_index(exc) from exc
+            raise
+        self.close()
+        self._ix, self._generation = ix, name
+        self._sweep(manifest, rebuilding, save=True)
+        return ReconcileResult(added=sorted(now), total=len(now), rebuilt=True)
+
+    def _sweep(self, manifest: Manifest, rebuilding: bool = False, save: bool = False) -> None:
+        """Remove generations replaced more than a minute ago, and folders a killed rebuild
+        left (when no rebuild runs: `rebuilding` says this process holds its lock). Never
+        the current generation."""
+        now = time.time()
+        keep = {manifest.index} | {
+            g for g, when in manifest.retired.items() if now - when < RETIRED_GRACE
+        }
+        try:
+            names = [n for n in os.listdir(self.paths.cache_dir) if _GENERATION.fullmatch(n)]
+        except OSError:
+            return
+        stray = [n for n in names if n not in keep and n not in manifest.retired]
+        if stray and not rebuilding and not self._no_rebuild_running():
+            stray = []
+        for name in [n for n in names if n in manifest.retired and n not in keep] + stray:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.paths.index_dir(name))
+        expired = set(manifest.retired) - keep
+        for name in expired:
+            manifest.retired.pop(name)
+        if save and expired:
+            self._save(manifest)
+
+    def _no_rebuild_running(self) -> bool:
+        try:
+            with file_lock(self.paths.rebuild_lock, "search index rebuild", 0):
+                return True
+        except VaultBrainError:
+            return False
 
     def refresh(self, rels: Iterable[str]) -> ReconcileResult:
         """Re-index just these paths (after vb's own writes, or watcher events)."""
@@ -267,29 +336,30 @@ class Index:
             return result
         real_root = os.path.realpath(self.paths.root)
         with self._lock():
-            manifest = self.load_manifest()
+            manifest = self._load()
             if manifest is None:
-                return self._rebuild_locked(None, scan(self.paths))
+                return self._build_first(None, None, locked=True)
             present, gone = [], []
             for rel in wanted:
                 full = self.paths.note(rel)
-                outside = full.is_symlink() and not _inside(str(full), real_root)
+                outside = full.is_symlink() and not inside_vault(str(full), real_root)
                 if full.is_file() and not outside:
                     st = full.stat()
-                    if manifest.get(rel) != [st.st_mtime_ns, st.st_size]:
+                    if manifest.files.get(rel) != [st.st_mtime_ns, st.st_size]:
                         present.append(rel)
-                elif rel in manifest:
+                elif rel in manifest.files:
                     gone.append(rel)
             if not present and not gone:
                 return result
             rows = self._write(present, gone, None, len(present))
             for rel in gone:
-                manifest.pop(rel, None)
+                manifest.files.pop(rel, None)
             for rel in present:
-                (result.updated if rel in manifest else result.added).append(rel)
-            manifest.update(rows)
+                (result.updated if rel in manifest.files else result.added).append(rel)
+            manifest.files.update(rows)
             result.removed = gone
-            self._save_manifest(manifest)
+            self._sweep(manifest)
+            self._save(manifest)
         return result
 
     def searcher(self) -> Any:
@@ -318,7 +388,8 @@ class Index:
 
     def exists(self) -> bool:
         """True when an index has been built (whether or not it is fresh)."""
-        return windex.exists_in(str(self.paths.index_dir)) and self.load_manifest() is not None
+        manifest = self._load()
+        return manifest is not None and windex.exists_in(str(self.paths.index_dir(manifest.index)))
 
     def stored_by_id(self, note_id: str, include_archive: bool = True) -> dict[str, Any] | None:
         for hit in self.searcher().search(Term("id", note_id), limit=None):
@@ -362,6 +433,13 @@ class Index:
             self._searcher = None
 
 
+def _kept_old_index(exc: VaultBrainError | OSError) -> VaultBrainError:
+    err = exc if isinstance(exc, VaultBrainError) else io_error(exc, exc.filename or "the index")
+    return VaultBrainError(
+        f"{err.message}; the index was not rebuilt, searches use the previous one", hint=err.hint
+    )
+
+
 class _CorruptIndex(VaultBrainError):
     def __init__(self, detail: str) -> None:
         super().__init__(f"the search index is damaged ({detail})", hint="run `vb index --rebuild`")
@@ -399,17 +477,3 @@ def filter_terms(filters: Filters) -> list[Any]:
     if filters.tag:
         parts.append(Term("tags", filters.tag))
     return parts
-
-
-def diff_manifest(
-    disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]
-) -> ReconcileResult:
-    result = ReconcileResult()
-    for rel, (mtime, size) in disk.items():
-        row = manifest.get(rel)
-        if row is None:
-            result.added.append(rel)
-        elif row[0] != mtime or row[1] != size:
-            result.updated.append(rel)
-    result.removed = [rel for rel in manifest if rel not in disk]
-    return result

@@ -20,7 +20,7 @@ from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 from vault_brain.storage.files import write_cache
-from vault_brain.storage.index.store import is_ignored_rel
+from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.paths import VaultPaths
 
 HEARTBEAT_SECONDS = 2.0

@@ -1,0 +1,102 @@
+"""Which files are notes, and what changed on disk since the index was written.
+
+A stat scan of the vault (one walk, no reads) compared with the manifest's rows
+(path -> mtime, size) tells a reader exactly which notes to re-index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from vault_brain.storage.files import dead_temp_file, remove_dead_temps
+from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
+
+_TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
+
+
+def is_note_name(name: str) -> bool:
+    low = name.lower()
+    return low.endswith(".md") and not name.startswith(".") and not low.endswith(_TEMP_SUFFIXES)
+
+
+def is_ignored_rel(rel: str) -> bool:
+    """True for paths that never hold notes (vb's cache, git, Obsidian, transcripts, temp files)."""
+    parts = PurePosixPath(rel).parts
+    if not parts:
+        return True
+    if parts[0] in IGNORED_DIRS or any(p.startswith(".") for p in parts[:-1]):
+        return True
+    if len(parts) == 1 and parts[0] in ROOT_NON_NOTES:
+        return True
+    return not is_note_name(parts[-1])
+
+
+def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
+    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls. Temp files a
+    killed writer left behind are removed on the way (in sessions/ and logs/ too)."""
+    root = str(paths.root)
+    real_root = os.path.realpath(root)
+    found: dict[str, tuple[int, int]] = {}
+    stack = [(root, "")]
+    remove_dead_temps(paths.sessions_dir, paths.logs_dir)
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    if dead_temp_file(name):
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if prefix or name not in IGNORED_DIRS:
+                            stack.append((entry.path, f"{prefix}{name}/"))
+                    elif is_note_name(name) and (prefix or name not in ROOT_NON_NOTES):
+                        if entry.is_symlink() and not inside_vault(entry.path, real_root):
+                            continue  # a link out of the vault is never read
+                        st = entry.stat()
+                        found[prefix + name] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return found
+
+
+def inside_vault(path: str, real_root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root + os.sep)
+
+
+@dataclass
+class ReconcileResult:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    total: int = 0
+    rebuilt: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def diff_manifest(
+    disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]
+) -> ReconcileResult:
+    result = ReconcileResult()
+    for rel, (mtime, size) in disk.items():
+        row = manifest.get(rel)
+        if row is None:
+            result.added.append(rel)
+        elif row[0] != mtime or row[1] != size:
+            result.updated.append(rel)
+    result.removed = [rel for rel in manifest if rel not in disk]
+    return result
