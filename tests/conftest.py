@@ -86,6 +86,17 @@ def snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+def load_script(name: str) -> Any:
+    """A script of `scripts/` as a module (the tests run what the figures come from)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def index_dir(root: Path) -> Path:
     """The folder of the index generation the manifest names as current."""
     manifest = json.loads((root / ".vb" / "manifest.json").read_text(encoding="utf-8"))

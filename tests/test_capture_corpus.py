@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 CORPUS = REPO / "tests" / "data" / "capture"
 
 
 def _load_checker() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "check_capture_corpus", REPO / "scripts/check_capture_corpus.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("check_capture_corpus")
 
 
 def test_capture_corpus_is_valid() -> None:

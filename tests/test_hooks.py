@@ -4,6 +4,7 @@ with a recorded payload on stdin (tests/data/hooks/), answering JSON on stdout."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -243,6 +244,20 @@ def test_session_end_records_the_transcript_and_commits_the_vault(
     # nothing new: no empty commit
     assert answer(hook(vault, "session-end", payload("session_end", transcript))) == {}
     assert repo.head.commit.hexsha == commit.hexsha
+
+
+def test_session_end_never_commits_a_write_in_progress(vault: Path, transcript: Path) -> None:
+    # A temp file of a writer still running (this process), in a vault whose .gitignore
+    # (kept from before `vb init --adopt`) does not ignore temp files.
+    (vault / ".gitignore").write_text(".vb/\n")
+    temp = vault / "entities" / "people" / f".alice.md.{os.getpid()}.x1y2.vbtmp"
+    temp.parent.mkdir(parents=True, exist_ok=True)
+    temp.write_text("half a note")
+    res = hook(vault, "session-end", payload("session_end", transcript))
+    assert answer(res) == {} and res.stderr == ""
+    committed = {str(p) for p in git.Repo(vault).head.commit.stats.files}
+    assert ".gitignore" in committed and temp.exists()
+    assert not any(p.endswith(".vbtmp") for p in committed)
 
 
 def test_session_end_without_git_or_with_a_broken_git_still_succeeds(

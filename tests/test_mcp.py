@@ -727,3 +727,27 @@ def test_print_config_rejects_an_unknown_client(vault: Path) -> None:
     res = run_vb("--vault", str(vault), "mcp", "--print-config", "emacs")
     assert res.exit_code == 1
     assert "unknown MCP client 'emacs'" in res.stderr
+
+
+def test_poison_notes_never_stop_the_server(server: McpServer, vault: Path) -> None:
+    from test_poison_notes import POISON, _note
+
+    folder = vault / "entities" / "projects"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, front in POISON.items():
+        (folder / f"{name}.md").write_bytes(_note(front))
+    (folder / "bad-bytes.md").write_bytes(b"---\ntitle: \xff\xfe\n---\nharbour \xc3\x28\n")
+    write_note(vault, "entities/people/pilot.md", {"title": "Pilot"}, "The pilot knows harbours.\n")
+    hits = server.ok("memory_search", {"query": "pilot harbour", "limit": 50})["results"]
+    assert "entity-people-pilot" in [h["id"] for h in hits]
+    assert len(hits) >= len(POISON)  # the poison notes are indexed by their bodies
+    assert server.ok("memory_retrieve", {"id": "entity-people-pilot"})["note"]["title"] == "Pilot"
+    for name in POISON:  # each is shown as far as it reads, with its problem named
+        note = server.ok("memory_retrieve", {"id": f"entities/projects/{name}.md"})["note"]
+        assert note["path"] == f"entities/projects/{name}.md"
+    assert server.ok("credit_report", {"top_n": 3})
+    assert server.ok("memory_compact", {"dry_run": True}) is not None
+    # The server still answers, and the poison notes were reported, not fatal.
+    assert server.ok("memory_search", {"query": "pilot"})["results"][0]["id"] == (
+        "entity-people-pilot"
+    )

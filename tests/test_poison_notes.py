@@ -193,7 +193,11 @@ def _vb(root: Path, *args: str) -> tuple[int, str]:
     return code, err.getvalue() + out.getvalue()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# VB_FUZZ_EXAMPLES raises the count for a longer run (RELIABILITY.md gives its figures).
+FUZZ_EXAMPLES = int(os.environ.get("VB_FUZZ_EXAMPLES", "60"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(notes=st.lists(hostile_note(), min_size=1, max_size=4))
 def test_fuzzed_notes_never_break_a_read_command(fuzz_vault: Path, notes: list[bytes]) -> None:
     folder = fuzz_vault / "entities" / "fuzz"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
-from vault_brain.storage.files import vault_lock
+from vault_brain.storage.files import TEMP_SUFFIX, vault_lock
 from vault_brain.storage.paths import VaultPaths
 
 VB_NAME, VB_EMAIL = "vault_brain", "vault-brain@localhost"
@@ -56,7 +56,9 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
         top = Path(repo.working_tree_dir or root)
         rel = os.path.relpath(root, top)
         with vault_lock(paths):
-            repo.git.add("--all", "--", rel)
+            repo.git.add(
+                "--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}"
+            )  # never a write in progress
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
             repo.git.commit("-m", message, "--", rel, env=_identity(repo))
