@@ -19,11 +19,12 @@ from vault_brain.app.apply import apply_plan
 from vault_brain.app.entities import EntityFeed, fact_key, new_note_text
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
-from vault_brain.domain.capture import Candidate, capture, safety_reason, split_sentences
+from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import Fact, extract_facts
+from vault_brain.domain.gate import safety_reason, split_sentences
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
 from vault_brain.domain.summarize import summarize

@@ -14,27 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-MIN_CHARS = 15
-MAX_CHARS = 400
-
-_INJECTION = re.compile(
-    r"ignore (all |any |the )?(previous|prior|above|earlier) (instructions|messages|rules)"
-    r"|disregard (all |the )?(previous|prior|above)|you are now "
-    r"|act as (an? )?(unrestricted|jailbroken)|system prompt|developer mode|jailbreak"
-    r"|do anything now|\bDAN\b|<\s*/?\s*(system|assistant)\s*>|new instructions:"
-    r"|override (your|the) (rules|instructions)|reveal (your|the) (instructions|prompt)"
-    r"|forget (everything|all) (you|previous)|from now on,? you (will|must|are)",
-    re.IGNORECASE,
-)
-_COMMAND = re.compile(
-    r"^\s*(\$|#|>>>|PS>|C:\\)|^\s*(sudo|git|pip|npm|yarn|cd|ls|cat|rm|mv|cp|curl|wget|make|docker"
-    r"|kubectl|python3?|node|bash|sh|chmod|chown|echo|export|apt(-get)?|brew|ssh|scp|vb)\s+\S",
-)
-_CODE_LINE = re.compile(
-    r"[{};]\s*$|^\s*(def|class|import|from|return|function|const|let|var|public|private|#include)\b"
-    r"|=>|::|\)\s*\{|^\s*[\w.]+\(.*\)\s*$|</?\w+[^>]*>"
-)
-_URL_ONLY = re.compile(r"^\s*(https?://\S+)\s*$")
+from vault_brain.domain.gate import prose_sentences
 
 PREFERENCE = re.compile(
     r"\b(I|we|the user)\s+(really\s+)?(prefer|like|love|hate|dislike|enjoy|want|need|avoid"
@@ -53,7 +33,6 @@ FACT = re.compile(
     r"|is based in|deadline|due on|born|married|uses|runs on)\b",
     re.IGNORECASE,
 )
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
 @dataclass(frozen=True)
@@ -70,45 +49,6 @@ class Candidate:
 class CaptureReport:
     candidates: list[Candidate] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
-
-
-def safety_reason(text: str) -> str | None:
-    """Why a sentence must never become a memory, or None if it may."""
-    stripped = text.strip()
-    if len(stripped) < MIN_CHARS:
-        return "too_short"
-    if len(stripped) > MAX_CHARS:
-        return "too_long"
-    if _INJECTION.search(stripped):
-        return "injection"
-    if _COMMAND.search(stripped) or _URL_ONLY.match(stripped):
-        return "command"
-    if _CODE_LINE.search(stripped) or (stripped.count("`") >= 2 and len(stripped.split()) < 6):
-        return "code"
-    return None
-
-
-def _prose_blocks(content: str) -> tuple[list[str], int]:
-    """Paragraph lines outside code fences, and how many fenced blocks were dropped."""
-    lines: list[str] = []
-    fences = 0
-    inside = False
-    for line in content.splitlines():
-        if line.strip().startswith(("```", "~~~")):
-            inside = not inside
-            fences += int(inside)
-            continue
-        if not inside and line.strip():
-            lines.append(line.strip().lstrip("-*> ").strip())
-    return lines, fences
-
-
-def split_sentences(content: str) -> tuple[list[str], int]:
-    lines, fences = _prose_blocks(content)
-    out: list[str] = []
-    for line in lines:
-        out += [s.strip() for s in _SENTENCE_SPLIT.split(line) if s.strip()]
-    return out, fences
 
 
 def classify(sentence: str) -> tuple[str, float, float] | None:
@@ -143,14 +83,10 @@ def capture(
         content = message.get("content")
         if role not in set(roles) | set(decision_roles) or not isinstance(content, str):
             continue
-        sentences, fences = split_sentences(content)
-        report.dropped["code"] += fences
+        sentences, refused = prose_sentences(content)
+        report.dropped.update(refused)
         kept = 0
         for sentence in sentences:
-            reason = safety_reason(sentence)
-            if reason:
-                report.dropped[reason] += 1
-                continue
             found = classify(sentence)
             if found is None:
                 continue
