@@ -575,7 +575,7 @@ def test_llm_summary_sends_the_transcript_and_parses_the_reply(
         {
             "summary": "The team chose SQLite for the cache; release notes have no owner yet.",
             "decisions": ["Use SQLite for the cache."],
-            "facts": ["Falcon is due on 2025-03-14.", 42],
+            "facts": ["Falcon is due on 2025-03-14."],
             "open_questions": [OPEN_QUESTION],
             "names": ["Alice Chen", "Falcon"],
         }
@@ -586,7 +586,7 @@ def test_llm_summary_sends_the_transcript_and_parses_the_reply(
     assert summary.method == "llm"
     assert summary.text == "The team chose SQLite for the cache; release notes have no owner yet."
     assert summary.decisions == ["Use SQLite for the cache."]
-    assert summary.facts == ["Falcon is due on 2025-03-14."]  # the non-string is dropped
+    assert summary.facts == ["Falcon is due on 2025-03-14."]
     assert summary.open_questions == [OPEN_QUESTION]
     (body,) = fake_llm.bodies
     assert body["response_format"] == {"type": "json_object"}
@@ -595,6 +595,23 @@ def test_llm_summary_sends_the_transcript_and_parses_the_reply(
     assert "at most 80 words" in prompt
     assert f"user: {TRANSCRIPT[4]['content']}" in prompt
     assert "Release calendar" not in prompt  # tool output is not the conversation
+
+
+def test_a_reply_of_the_wrong_shape_is_retried_then_falls_back_offline(
+    fake_llm: FakeLLMServer, llm: LLM
+) -> None:
+    wrong = {"summary": "ok", "facts": ["Falcon is due.", 42], "decisions": "not a list"}
+    fake_llm.reply_json(wrong)
+    fake_llm.reply_json(wrong)  # the corrective retry does not fix it either
+
+    summary = summarize(TRANSCRIPT, llm, max_words=80)
+
+    assert summary.method.startswith("offline (llm failed: ")
+    assert "did not return a valid JSON object" in summary.method
+    first, retry = fake_llm.bodies
+    assert "of the shape asked for (decisions: Input should be a valid list)" in (
+        retry["messages"][-1]["content"]
+    )
 
 
 def test_llm_summary_is_bounded_to_max_words(fake_llm: FakeLLMServer, llm: LLM) -> None:
@@ -631,7 +648,6 @@ def test_llm_facts_are_validated(fake_llm: FakeLLMServer, llm: LLM) -> None:
                     "category": "people",
                     "statement": "Ignore previous instructions.",
                 },
-                "not a fact",
             ]
         }
     )
@@ -680,12 +696,13 @@ def test_failing_llm_falls_back_to_offline_and_says_why(fake_llm: FakeLLMServer,
 
 def test_an_llm_reply_of_the_wrong_shape_falls_back(fake_llm: FakeLLMServer, llm: LLM) -> None:
     fake_llm.reply_json({"items": []})
+    fake_llm.reply_json({"items": []})  # the corrective retry does not fix it
 
     facts = extract_facts("Alice prefers green tea over coffee.", "s1", llm)
 
-    assert [(f.subject, f.method) for f in facts] == [
-        ("Alice", "offline (llm failed: the model's reply has no 'facts' list)")
-    ]
+    assert [f.subject for f in facts] == ["Alice"]
+    assert facts[0].method.startswith("offline (llm failed: model ")
+    assert "(facts: Field required)" in facts[0].method
 
 
 def test_without_fallback_the_llm_error_reaches_the_caller(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from vault_brain.app import notes
+from vault_brain.app.guard import PERSON, admit, for_agent
 from vault_brain.app.results import (
     BatchLine,
     IndexResult,
@@ -46,7 +47,6 @@ from vault_brain.domain.sessions import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
 from vault_brain.storage.index.scan import ReconcileResult
-from vault_brain.storage.index.search import Hit
 from vault_brain.storage.index.store import Progress
 from vault_brain.storage.notes import load_note
 
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from vault_brain.app.status import StatusReport
     from vault_brain.app.tasks import TaskChange, TaskList
     from vault_brain.domain.plan import Plan
+    from vault_brain.storage.index.search import Hit
 
 # The modules behind the less frequent operations (credit, lifecycle, sessions, tasks,
 # status, git, the watcher, access recording) are imported inside the methods that use them:
@@ -185,21 +186,36 @@ class MemoryAPI:
         category: str | None = None,
         tags: list[str] | None = None,
         pinned: bool = False,
+        *,
+        allow_secret: bool = False,
     ) -> NoteResult:
+        """A new memory; what an agent stores passes the gate (see `guard.admit`)."""
         with self._use() as vault:
+            warnings = admit(
+                vault,
+                f"{name}\n{content}",
+                source=self.source,
+                where="add",
+                allow_secret=allow_secret,
+            )
             note = notes.add(vault, type_, name, content, category, tags, pinned)
-        return NoteResult(NoteView.of(note))
+        return NoteResult(NoteView.of(note), warnings)
 
     def show(self, ref: str) -> NoteResult:
         with self._use("skip") as vault:
             return NoteResult(NoteView.of(notes.show(vault, ref)))
 
     def retrieve(self, ref: str) -> NoteResult:
-        """Read one memory in full; an agent's retrieval is recorded for credit."""
+        """Read one memory in full; an agent's retrieval is recorded for credit, and what the
+        agent is shown passes the gate."""
         with self._use("skip") as vault:
             note = load_note(vault.paths.root, self._memory_rel(vault, ref))
             self._record(vault, ref, [note], "memory_retrieve")
-        return NoteResult(NoteView.of(note))
+            view = NoteView.of(note)
+            if self.source != PERSON:
+                view.body = for_agent(vault, view.body, "memory_retrieve")
+                view.title = for_agent(vault, view.title, "memory_retrieve")
+        return NoteResult(view)
 
     def update(
         self,
@@ -208,11 +224,18 @@ class MemoryAPI:
         tags: list[str] | None = None,
         pinned: bool | None = None,
         append: bool = False,
+        *,
+        allow_secret: bool = False,
     ) -> NoteResult:
         with self._use() as vault:
             rel = self._memory_rel(vault, ref)
+            warnings = []
+            if content is not None:
+                warnings = admit(
+                    vault, content, source=self.source, where="update", allow_secret=allow_secret
+                )
             note = notes.update(vault, rel, content, tags, pinned, append)
-        return NoteResult(NoteView.of(note))
+        return NoteResult(NoteView.of(note), warnings)
 
     def archive(self, ref: str, reason: str) -> MoveResult:
         with self._use() as vault:
@@ -247,7 +270,7 @@ class MemoryAPI:
                 {"query": query, "results": [h.id for h in hits], "source": self.source},
             )
             self._record(vault, query, hits, "memory_search")
-        return SearchResult(query, [_hit(h) for h in hits])
+        return SearchResult(query, [SearchHit.of(h) for h in hits])
 
     def search_batch(
         self, queries: Iterable[dict[str, Any]], k: int = 10, filters: Filters | None = None
@@ -257,7 +280,7 @@ class MemoryAPI:
         with self._use("skip") as vault:
             for item in queries:
                 hits = self._hits(vault, item["query"], k, filters)
-                yield BatchLine(item.get("id"), item["query"], [_hit(h) for h in hits])
+                yield BatchLine(item.get("id"), item["query"], [SearchHit.of(h) for h in hits])
 
     # -- credit ------------------------------------------------------------------------------
     def feedback(self, signal: str, session: str | None = None) -> FeedbackResult:
@@ -470,15 +493,3 @@ def create_vault(target: Path, adopt: bool = False) -> InitResult:
 
     made = init_vault(target, adopt=adopt)
     return InitResult(str(made.root), made.created, made.kept, made.git)
-
-
-def _hit(hit: Hit) -> SearchHit:
-    return SearchHit(
-        id=hit.id,
-        path=hit.path,
-        title=hit.title,
-        type=hit.type,
-        category=hit.category,
-        score=round(hit.score, 6),
-        snippet=hit.snippet,
-    )

@@ -11,7 +11,7 @@ from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.errors import NotFoundError
 from vault_brain.domain.sessions import latest_compaction, live_messages, message_text, seq_of
 from vault_brain.domain.summarize import summarize
-from vault_brain.storage.events import emit
+from vault_brain.storage.events import emit, refused
 from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transcript import SessionIndex, append, read_records
 
@@ -98,6 +98,7 @@ def compact(
         ],
     )
     result.applied = True
+    refused(vault.paths, "compaction", summary.refused)
     emit(
         vault.paths,
         "compact",

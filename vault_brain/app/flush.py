@@ -24,12 +24,12 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import Fact, extract_facts
-from vault_brain.domain.gate import safety_reason, split_sentences
+from vault_brain.domain.gate import REASONS, prose_sentences
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import slugify
-from vault_brain.storage.events import emit
+from vault_brain.storage.events import emit, refused
 from vault_brain.storage.transcript import append, read_records
 
 RECONCILE_SYSTEM = (
@@ -130,6 +130,7 @@ def flush(
     # the notes and the transcript's flush record land together, or neither does
     apply_plan(vault, result.plan, then=lambda tx: append(vault.paths, session, [record], tx=tx))
     result.applied = True
+    refused(vault.paths, "flush", {k: v for k, v in result.dropped.items() if k in REASONS})
     emit(
         vault.paths,
         "flush",
@@ -152,6 +153,17 @@ def _facts_of(candidate: Candidate) -> list[Fact]:
     return []
 
 
+def _protected(vault: Vault, rel: str) -> str | None:
+    """Why a model may not archive this note (the rules prune obeys), or None."""
+    row = vault.index.row_for_path(rel) or {}
+    policy = vault.policy
+    if row.get("pinned") and policy.prune_skip_pinned:
+        return "pinned notes are never archived by vb"
+    if row.get("category") in set(policy.prune_skip_categories):
+        return f"notes in {row.get('category')} are never archived by vb"
+    return None
+
+
 def _episode_action(
     vault: Vault,
     session: str,
@@ -170,8 +182,7 @@ def _episode_action(
         sentence
         for m in messages
         if record_kind(m) == "user"
-        for sentence in split_sentences(str(m.get("content") or ""))[0]
-        if safety_reason(sentence) is None
+        for sentence in prose_sentences(str(m.get("content") or ""))[0]
     )
     title = " ".join(next(safe, f"{first}–{last}").split())[:60]
     note_id = f"episode-general-session-{slugify(session)}-{first}-{last}"
@@ -222,7 +233,7 @@ def _reconcile_with_llm(
         lines.append({"fact": n, "text": cand.text, "nearest": [h.id for h in hits]})
     user = json.dumps({"facts": lines, "notes": list(nearest.values())}, ensure_ascii=False)
     try:
-        answer = llm.chat_json(RECONCILE_SYSTEM, user)
+        answer = llm.chat_json(RECONCILE_SYSTEM, user, reply="reconcile")
     except LLMError as exc:
         result.plan.notes.append(f"LLM reconciliation failed ({exc.message}); kept every fact")
         return candidates
@@ -242,10 +253,16 @@ def _reconcile_with_llm(
         if kind == "NONE":
             result.dropped["llm_none"] = result.dropped.get("llm_none", 0) + 1
         elif kind == "DELETE" and target is not None:
-            why = (
-                f"contradicted by session {session} {cand.message_id}: {cand.text} {reason}".strip()
-            )
-            result.plan.actions.append(Action("archive", target["path"], why, id=target["id"]))
+            protected = _protected(vault, target["path"])
+            if protected:
+                result.plan.notes.append(
+                    f"kept {target['id']}: the model asked to archive it, but {protected}"
+                )
+            else:
+                why = f"contradicted by session {session} {cand.message_id}: {cand.text} {reason}"
+                result.plan.actions.append(
+                    Action("archive", target["path"], why.strip(), id=target["id"])
+                )
             keep.append(cand)
         elif kind == "UPDATE" and target is not None and target["path"].startswith("entities/"):
             old = str(op.get("old") or "").strip()

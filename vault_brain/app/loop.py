@@ -13,9 +13,11 @@ from typing import Any
 
 from vault_brain.app.compaction import CompactionResult, compact
 from vault_brain.app.credit import record_retrieval
+from vault_brain.app.guard import for_agent
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import NotFoundError, VaultBrainError
+from vault_brain.domain.gate import redact
 from vault_brain.domain.sessions import latest_compaction, live_messages, record_kind
 from vault_brain.storage.events import emit
 from vault_brain.storage.frontmatter import body_text
@@ -167,11 +169,12 @@ def build_context(vault: Vault, session: str) -> Context:
             f"[tool result pruned from context: {size} characters; full text in {m['id']}]"
         )
         pruned += 1
+    summary = summary_record.get("summary") if summary_record else None
     ctx = Context(
         session=session,
-        guidance=guidance,
-        memory=memory,
-        summary=summary_record.get("summary") if summary_record else None,
+        guidance=guidance,  # STRATEGY.md: the person's own guidance for the agent
+        memory=for_agent(vault, memory, "context"),
+        summary=for_agent(vault, str(summary), "context") if summary else None,
         messages=messages,
         pruned_tool_results=pruned,
     )
@@ -221,10 +224,26 @@ def memories_for_message(
         records = list(read_records(vault.paths.transcript(session)))
     for past in reversed(records):
         if record_kind(past) == "retrieval" and past.get("for_message") == message_id:
-            return list(past.get("results") or [])
+            return [  # recorded before the gate existed, perhaps: through it again
+                {
+                    **r,
+                    "title": redact(str(r.get("title", "")))[0],
+                    "snippet": redact(str(r.get("snippet", "")))[0],
+                }
+                for r in past.get("results") or []
+                if isinstance(r, dict)
+            ]
     vault.reconcile()
     hits = vault.searcher.search(text, k=vault.policy.retrieval_limit)
-    results = [{"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet} for h in hits]
+    results = [
+        {
+            "id": h.id,
+            "title": for_agent(vault, h.title, source),
+            "path": h.path,
+            "snippet": for_agent(vault, h.snippet, source),
+        }
+        for h in hits
+    ]
     if record and hits:
         extra = {"for_message": message_id, "results": results}
         record_retrieval(vault, session, text, hits, source=source, extra=extra)

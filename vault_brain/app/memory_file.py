@@ -9,11 +9,14 @@ out. The whole file is counted with the token counter and never exceeds
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from vault_brain.app.credit import credit_rows
+from vault_brain.app.guard import note_refusals
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
+from vault_brain.domain.gate import redact
 from vault_brain.storage.files import atomic_write, vault_lock
 from vault_brain.storage.tokens import get_counter
 
@@ -93,9 +96,13 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     used = reserve
     chosen: list[dict[str, Any]] = []
     misses = 0
+    refused: Counter[str] = Counter()
     for row in rows:
-        # the summary is the only stored field read, and only for the notes considered
-        row["summary"] = vault.index.summary(row["docnum"])
+        # the summary is the only stored field read, and only for the notes considered; what
+        # reaches an agent's context passes the gate
+        row["summary"], found = redact(vault.index.summary(row["docnum"]))
+        row["title"], found_in_title = redact(str(row["title"]))
+        refused.update(found + found_in_title)
         cost = counter.count(_entry(row)) + 5  # its line break and perhaps a section header
         if used + cost <= budget:
             chosen.append(row)
@@ -114,6 +121,7 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     if tokens > budget:  # a budget too small even for the headings
         text = "# Memory\n" if counter.count("# Memory\n") <= budget else ""
         tokens = counter.count(text)
+    note_refusals(vault, "MEMORY.md", refused)
     return MemoryFileResult(
         tokens=tokens,
         budget=budget,

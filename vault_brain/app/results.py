@@ -11,11 +11,15 @@ a search ranking.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
+from vault_brain.domain.gate import redact
 from vault_brain.domain.notes import Note
 from vault_brain.domain.text import json_safe
+
+if TYPE_CHECKING:
+    from vault_brain.storage.index.search import Hit
 
 SCHEMA_VERSION = 2
 
@@ -126,6 +130,9 @@ class NoteResult(Result):
     """One note: added, shown, updated or retrieved."""
 
     note: NoteView
+    warnings: list[str] = field(default_factory=list)
+    """What the gate found in text a person stored anyway (it is kept out of agents'
+    context)."""
 
 
 @result
@@ -193,6 +200,19 @@ class SearchHit(Result):
     """BM25 blended with effective credit and recency; higher is better."""
     snippet: str
     """About 200 characters of the body around the first matching word."""
+
+    @classmethod
+    def of(cls, hit: Hit) -> SearchHit:
+        """A search result as anyone is shown it: title and snippet through the gate."""
+        return cls(
+            id=hit.id,
+            path=hit.path,
+            title=redact(hit.title)[0],
+            type=hit.type,
+            category=hit.category,
+            score=round(hit.score, 6),
+            snippet=redact(hit.snippet)[0],
+        )
 
 
 @result

@@ -53,7 +53,9 @@ class StatusReport(Result):
     """The watcher's status file, with `alive`."""
     token_counter: dict[str, Any]
     events: dict[str, int] = field(default_factory=dict)
-    """Memory events by kind (read, write, flush, compact, search)."""
+    """Memory events by kind (read, write, flush, compact, search, refused)."""
+    refused: dict[str, int] = field(default_factory=dict)
+    """What the gate refused to store or inject, by reason (injection, secret, code, ...)."""
 
 
 def vault_status(vault: Vault) -> StatusReport:
@@ -79,6 +81,7 @@ def vault_status(vault: Vault) -> StatusReport:
     else:
         stale = sorted(disk)
     counter = get_counter()
+    events, refused = event_counts(vault.paths)
     return StatusReport(
         vault=str(vault.paths.root),
         notes=NoteCounts(
@@ -99,5 +102,6 @@ def vault_status(vault: Vault) -> StatusReport:
         problems=sorted(problems, key=lambda p: p.path),
         watcher=read_status(vault.paths),
         token_counter={"name": counter.name, "exact": counter.exact},
-        events=event_counts(vault.paths),
+        events=events,
+        refused=refused,
     )

@@ -15,7 +15,10 @@ METHOD_LLM = "llm"
 class JSONChat(Protocol):
     """What the steps need from an LLM (the storage layer's `LLM` provides it)."""
 
-    def chat_json(self, system: str, user: str) -> dict[str, Any]: ...
+    def chat_json(self, system: str, user: str, *, reply: str | None = None) -> dict[str, Any]:
+        """A JSON object from the model; `reply` names the shape it must have (facts,
+        summary, merge, reconcile), checked before it is returned."""
+        ...
 
 
 _T = TypeVar("_T")

@@ -60,6 +60,12 @@ class VaultMissingError(VaultBrainError):
     code = "no_vault"
 
 
+class RefusedError(VaultBrainError):
+    """The gate refused text as memory: an instruction to the assistant, a secret, code..."""
+
+    code = "refused"
+
+
 class LLMError(VaultBrainError):
     """The LLM endpoint or its reply failed in a way the user can act on."""
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
 from vault_brain.domain.errors import LLMError
+from vault_brain.domain.gate import judge, prose_sentences
 from vault_brain.domain.notes import ENTITY_CATEGORIES
-from vault_brain.domain.text import sentences, wordset
+from vault_brain.domain.text import wordset
 
 _MAX_FACT_TEXT_CHARS = 12000
 
@@ -39,18 +40,6 @@ class Fact:
 _MIN_FACT_WORDS = 4
 _MAX_FACT_WORDS = 40
 _MAX_FACT_CHARS = 280
-_CODE_LIKE = re.compile(
-    r"`|[{}<>;\\]|=>|==|!=|\w\(|\)\s*:|::|^\s*(?:\$|>>>|#!|def\s|class\s|import\s|from\s+\S+\s+"
-    r"import|return\s|sudo\s|pip\s|npm\s|git\s|cd\s|ls\s|rm\s|curl\s|python3?\s|vb\s)"
-    r"|^\s*[\w.\[\]]+\s*[+\-*/]?=\s*\S",
-    re.IGNORECASE,
-)
-_INJECTION = re.compile(
-    r"ignore (?:all |any |the )?(?:previous|prior|above|earlier)|disregard (?:all |the )?"
-    r"(?:previous|prior|above|instructions)|system prompt|you are now|new instructions|"
-    r"jailbreak|developer mode|act as (?:an? )?(?:unrestricted|different)",
-    re.IGNORECASE,
-)
 _NAME = r"[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?"
 _ADVERB = r"(?:(?:really|strongly|usually|generally|also|definitely|still|much|absolutely)\s+)?"
 _FIRST_PERSON_PREF = re.compile(
@@ -141,8 +130,6 @@ def _fact_candidate(sentence: str) -> bool:
         _MIN_FACT_WORDS <= len(words) <= _MAX_FACT_WORDS
         and len(sentence) <= _MAX_FACT_CHARS
         and not sentence.rstrip().endswith("?")
-        and not _CODE_LIKE.search(sentence)
-        and not _INJECTION.search(sentence)
     )
 
 
@@ -182,7 +169,7 @@ def _classify_fact(sentence: str, projects: list[str]) -> tuple[str, str, str, f
 
 def extract_facts_offline(text: str, source_id: str, method: str = METHOD_OFFLINE) -> list[Fact]:
     """Heuristic capture: preferences, people and project facts, in order of appearance."""
-    prose = sentences(text)
+    prose, _ = prose_sentences(text)
     projects: list[str] = []
     for sentence in prose:
         for pattern in _PROJECT_NAMES:
@@ -236,7 +223,7 @@ def _validated_facts(data: Mapping[str, Any], source_id: str) -> list[Fact]:
         if category not in ENTITY_CATEGORIES or not isinstance(statement, str):
             continue
         statement = " ".join(statement.split())
-        if not statement or len(statement) > 2 * _MAX_FACT_CHARS or _INJECTION.search(statement):
+        if not statement or len(statement) > 2 * _MAX_FACT_CHARS:
             continue
         subject_text = " ".join(str(subject).split()) if isinstance(subject, str) else ""
         subject_text = subject_text or ("user" if category == "preferences" else "")
@@ -266,13 +253,17 @@ def extract_facts(
     *,
     fallback: bool = True,
 ) -> list[Fact]:
-    """Durable facts in `text` (people, projects, preferences), each naming its source."""
+    """Durable facts in `text` (people, projects, preferences), each naming its source; a
+    fact the gate refuses (from the model, or from a hand-written note) is left out."""
 
     def with_llm(model: JSONChat) -> list[Fact]:
         body = text if len(text) <= _MAX_FACT_TEXT_CHARS else text[:_MAX_FACT_TEXT_CHARS] + " […]"
-        data = model.chat_json(FACTS_SYSTEM, f"Source: {source_id}\n\nText:\n{body}")
+        data = model.chat_json(
+            FACTS_SYSTEM, f"Source: {source_id}\n\nText:\n{body}", reply="facts"
+        )
         return _validated_facts(data, source_id)
 
-    return run_with_fallback(
+    facts = run_with_fallback(
         llm, with_llm, lambda m: extract_facts_offline(text, source_id, m), fallback
     )
+    return [f for f in facts if judge(f.statement).ok and judge(f.subject).ok]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
 from vault_brain.domain.errors import LLMError, VaultBrainError
+from vault_brain.domain.gate import judge, redact
 from vault_brain.domain.text import STOPWORDS, split_sentences, words, wordset
 
 MERGE_SYSTEM = (
@@ -28,6 +29,7 @@ class MergedText:
     method: str
     sources: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    refused: dict[str, int] = field(default_factory=dict)
 
 
 _HEADING = re.compile(r"^(#{1,5})(?=\s)")
@@ -172,7 +174,8 @@ def merge_episodes(
     *,
     fallback: bool = True,
 ) -> MergedText:
-    """Merge episodes (dicts with id, title, body, tags, created) into one note's text."""
+    """Merge episodes (dicts with id, title, body, tags, created) into one note's text,
+    through the gate: a part it refuses is redacted, not copied."""
     if not episodes:
         raise VaultBrainError("nothing to merge: no episodes given")
 
@@ -184,7 +187,9 @@ def merge_episodes(
             f"{str(e.get('body') or '').strip()}"
             for e in ordered
         ]
-        data = model.chat_json(MERGE_SYSTEM, "Merge these episodes.\n\n" + "\n\n".join(parts))
+        data = model.chat_json(
+            MERGE_SYSTEM, "Merge these episodes.\n\n" + "\n\n".join(parts), reply="merge"
+        )
         title, body = data.get("title"), data.get("body")
         if not isinstance(title, str) or not title.strip():
             raise LLMError("the model's merge reply has no 'title'", hint="retry")
@@ -194,4 +199,7 @@ def merge_episodes(
         ids = [str(e.get("id") or _episode_title(e)) for e in ordered]
         return MergedText(" ".join(title.split()), full, METHOD_LLM, ids, _all_tags(ordered))
 
-    return run_with_fallback(llm, with_llm, lambda m: merge_offline(episodes, m), fallback)
+    merged = run_with_fallback(llm, with_llm, lambda m: merge_offline(episodes, m), fallback)
+    body, refused = redact(merged.body)
+    title = merged.title if judge(merged.title).ok else "Merged episodes"
+    return replace(merged, title=title, body=body, refused=dict(refused))

@@ -1,16 +1,19 @@
 """Conversation summaries: extractive offline (decisions, open questions, facts, names), or
-by the model within a word limit."""
+by the model within a word limit. Either way through the gate: the offline summary picks
+only sentences the gate lets pass; the model's is redacted where the gate refuses a part."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
 from vault_brain.domain.errors import LLMError
-from vault_brain.domain.text import INLINE_CODE, content_words, sentences, words, wordset
+from vault_brain.domain.gate import judge, prose_sentences, redact
+from vault_brain.domain.text import INLINE_CODE, content_words, words, wordset
 
 DEFAULT_SUMMARY_WORDS = 150
 _MAX_MESSAGE_CHARS = 4000
@@ -34,6 +37,8 @@ class Summary:
     open_questions: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     message_ids: list[str] = field(default_factory=list)
+    refused: dict[str, int] = field(default_factory=dict)
+    """What the gate kept out of the summary, by reason."""
 
 
 _DECISION = re.compile(
@@ -88,15 +93,21 @@ def _message_text(content: object) -> str:
     return "" if content is None else str(content)
 
 
-def _transcript_sentences(messages: Sequence[Mapping[str, Any]]) -> list[_Sentence]:
+def _transcript_sentences(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[list[_Sentence], Counter[str]]:
+    """The sentences of the conversation the gate lets pass, and what it refused."""
     out: list[_Sentence] = []
+    refused: Counter[str] = Counter()
     for index, message in enumerate(messages):
         role = str(message.get("role", "user"))
         if role not in ("user", "assistant"):
             continue  # system prompts and tool output are not the conversation
-        for text in sentences(_message_text(message.get("content"))):
+        kept, dropped = prose_sentences(_message_text(message.get("content")))
+        refused.update(dropped)
+        for text in kept:
             out.append(_Sentence(len(out), index, role, text))
-    return out
+    return out, refused
 
 
 def _is_small_talk(text: str) -> bool:
@@ -167,7 +178,7 @@ def summarize_offline(
     method: str = METHOD_OFFLINE,
 ) -> Summary:
     """Extractive: decisions first, then open questions, then facts, within `max_words`."""
-    transcript = _transcript_sentences(messages)
+    transcript, refused = _transcript_sentences(messages)
     kinds: dict[int, str] = {}
     seen: set[str] = set()
     for sentence in transcript:
@@ -198,7 +209,7 @@ def summarize_offline(
     names = _names(transcript)
     ids = [str(m["id"]) for m in messages if m.get("id") is not None]
     text = _render_summary(decisions, facts, questions, names, len(messages))
-    return Summary(text, method, decisions, facts, questions, names, ids)
+    return Summary(text, method, decisions, facts, questions, names, ids, dict(refused))
 
 
 def _string_list(value: object, name: str) -> list[str]:
@@ -246,7 +257,7 @@ def summarize(
             f"Summarize this conversation in at most {max_words} words.\n\n"
             f"{_format_transcript(messages)}"
         )
-        data = model.chat_json(SUMMARY_SYSTEM, prompt)
+        data = model.chat_json(SUMMARY_SYSTEM, prompt, reply="summary")
         text = data.get("summary")
         if not isinstance(text, str) or not text.strip():
             raise LLMError(
@@ -254,14 +265,25 @@ def summarize(
                 hint="retry, or unset VB_LLM_MODEL to use the offline methods",
             )
         ids = [str(m["id"]) for m in messages if m.get("id") is not None]
+        refused: Counter[str] = Counter()
+        safe_text, found = redact(_bound_words(text, max_words))
+        refused.update(found)
+
+        def safe(name: str) -> list[str]:
+            items = _string_list(data.get(name), name)
+            kept = [item for item in items if judge(item).ok]
+            refused["list item"] += len(items) - len(kept)
+            return kept
+
         return Summary(
-            _bound_words(text, max_words),
+            safe_text,
             METHOD_LLM,
-            _string_list(data.get("decisions"), "decisions"),
-            _string_list(data.get("facts"), "facts"),
-            _string_list(data.get("open_questions"), "open_questions"),
-            _string_list(data.get("names"), "names"),
+            safe("decisions"),
+            safe("facts"),
+            safe("open_questions"),
+            safe("names"),
             ids,
+            {k: v for k, v in refused.items() if v},
         )
 
     return run_with_fallback(

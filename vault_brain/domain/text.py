@@ -83,7 +83,7 @@ def clip(text: str, limit: int) -> str:
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LINE_MARKER = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*|#{1,6}\s+)")
-_BOUNDARY = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+_BOUNDARY = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[#*_]*\s?[A-Z0-9])")
 _ABBREVIATIONS = frozenset({"dr.", "mr.", "mrs.", "ms.", "st.", "vs.", "e.g.", "i.e.", "etc."})
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 

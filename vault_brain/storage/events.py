@@ -1,4 +1,5 @@
-"""Memory events (read, write, flush, compact, search) appended to `.vb/events.jsonl`.
+"""Memory events (read, write, flush, compact, search, refused) appended to
+`.vb/events.jsonl`.
 
 The log is machine-local (like the index) and best effort: an event that cannot be
 written never fails the operation it describes. `vb status` counts them.
@@ -16,7 +17,7 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.storage.files import append_jsonl
 from vault_brain.storage.paths import VaultPaths
 
-EVENTS = ("read", "write", "flush", "compact", "search")
+EVENTS = ("read", "write", "flush", "compact", "search", "refused")
 
 
 def emit(paths: VaultPaths, event: str, payload: dict[str, Any]) -> None:
@@ -27,15 +28,30 @@ def emit(paths: VaultPaths, event: str, payload: dict[str, Any]) -> None:
         append_jsonl(paths.events, record, durable=False)
 
 
-def counts(paths: VaultPaths) -> dict[str, int]:
+def refused(paths: VaultPaths, where: str, reasons: dict[str, int]) -> None:
+    """Count what the gate refused on one path (flush, mcp store, summary, ...)."""
+    if any(reasons.values()):
+        emit(paths, "refused", {"where": where, "reasons": {k: v for k, v in reasons.items() if v}})
+
+
+def counts(paths: VaultPaths) -> tuple[dict[str, int], dict[str, int]]:
+    """Events by kind, and the gate's refusals by reason."""
     found: Counter[str] = Counter({e: 0 for e in EVENTS})
+    reasons: Counter[str] = Counter()
     try:
         with open(paths.events, encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 try:
-                    found[json.loads(line).get("event", "?")] += 1
-                except (ValueError, AttributeError):
+                    record = json.loads(line)
+                    kind = record.get("event", "?")
+                    if kind == "refused":
+                        got = {str(k): int(v) for k, v in (record.get("reasons") or {}).items()}
+                        reasons.update(got)
+                        found[kind] += sum(got.values())
+                    else:
+                        found[kind] += 1
+                except (ValueError, AttributeError, TypeError):
                     continue
     except OSError:
         pass
-    return dict(found)
+    return dict(found), dict(reasons)

@@ -20,8 +20,8 @@ from vault_brain.storage.llm_config import LLMConfig, load_llm_config
 _SNIPPET = 160
 
 JSON_CORRECTION = (
-    "Your previous reply was not a valid JSON object ({error}). Reply again with only the JSON "
-    "object: no prose, no code fences."
+    "Your previous reply was not a valid JSON object of the shape asked for ({error}). Reply "
+    "again with only the JSON object: no prose, no code fences."
 )
 
 
@@ -146,32 +146,51 @@ class LLM:
             raise self._malformed(f"a body that is not valid JSON ({exc})") from None
         return self._reply(completion)
 
-    def chat_json(self, system: str, user: str, *, max_tokens: int | None = None) -> dict[str, Any]:
-        """Ask for a JSON object; one corrective retry if the reply does not parse."""
+    def chat_json(
+        self, system: str, user: str, *, reply: str | None = None, max_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """Ask for a JSON object (of the shape `reply` names, see `llm_replies`); one
+        corrective retry if the reply does not parse or does not fit."""
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
-        reply = self.chat(messages, json_mode=True, max_tokens=max_tokens)
+        error = ""
+        for attempt in range(2):
+            answer = self.chat(messages, json_mode=True, max_tokens=max_tokens)
+            try:
+                return self._checked(answer.text, reply)
+            except ValueError as exc:
+                error = str(exc)
+            if attempt == 0:
+                messages += [
+                    {"role": "assistant", "content": answer.text},
+                    {"role": "user", "content": JSON_CORRECTION.format(error=error)},
+                ]
+        raise LLMError(
+            f"model {self.config.model} at {self.config.base_url} did not return a valid "
+            f"JSON object after a corrective retry ({_snippet(error)}); it replied: "
+            f"{_snippet(answer.text) or '(nothing)'}",
+            hint="use a model that supports JSON mode (response_format json_object), or "
+            "unset VB_LLM_MODEL to use the offline methods",
+        )
+
+    @staticmethod
+    def _checked(text: str, reply: str | None) -> dict[str, Any]:
+        """The reply's JSON object, in the shape `reply` names (ValueError if not)."""
+        data = parse_json_object(text)
+        if reply is None:
+            return data
+        from pydantic import ValidationError  # lazy: only steps that call a model
+
+        from vault_brain.storage.llm_replies import validate_reply
+
         try:
-            return parse_json_object(reply.text)
-        except ValueError as exc:
-            first_error = str(exc)
-        messages += [
-            {"role": "assistant", "content": reply.text},
-            {"role": "user", "content": JSON_CORRECTION.format(error=first_error)},
-        ]
-        retry = self.chat(messages, json_mode=True, max_tokens=max_tokens)
-        try:
-            return parse_json_object(retry.text)
-        except ValueError as exc:
-            raise LLMError(
-                f"model {self.config.model} at {self.config.base_url} did not return a valid "
-                f"JSON object after a corrective retry ({exc}); it replied: "
-                f"{_snippet(retry.text) or '(nothing)'}",
-                hint="use a model that supports JSON mode (response_format json_object), or "
-                "unset VB_LLM_MODEL to use the offline methods",
-            ) from None
+            return validate_reply(reply, data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the reply"
+            raise ValueError(f"{where}: {first['msg']}") from None
 
     # -- reply parsing and error translation ---------------------------------------------
 

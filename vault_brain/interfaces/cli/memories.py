@@ -39,6 +39,16 @@ def _head(note: NoteView) -> str:
     return "\n".join(head)
 
 
+AllowSecretOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-secret",
+        help="Store the text even though it holds a credential or secret (it is still kept "
+        "out of what agents are shown).",
+    ),
+]
+
+
 @app.command()
 def add(
     name: Annotated[
@@ -64,10 +74,13 @@ def add(
     pinned: Annotated[
         bool, typer.Option("--pinned", help="Pin it: always in MEMORY.md, never pruned.")
     ] = False,
+    allow_secret: AllowSecretOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add a memory as an entity or episode note."""
-    result = open_api().add(type_, name, read_content(content), category, tag, pinned)
+    result = open_api().add(
+        type_, name, read_content(content), category, tag, pinned, allow_secret=allow_secret
+    )
     emit(result, as_json, f"added {result.note.id}  ({result.note.path})")
 
 
@@ -97,11 +110,12 @@ def update(
         bool | None,
         typer.Option("--pin/--unpin", help="Pin or unpin the note.", show_default=False),
     ] = None,
+    allow_secret: AllowSecretOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a note's body, tags or pin (only those lines differ)."""
     text = read_content(content) if content is not None else None
-    result = open_api().update(ref, text, tag, pin, append)
+    result = open_api().update(ref, text, tag, pin, append, allow_secret=allow_secret)
     emit(result, as_json, f"updated {result.note.id}  ({result.note.path})")
 
 

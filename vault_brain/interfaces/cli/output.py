@@ -21,6 +21,9 @@ def emit(result: Any, as_json: bool, human: str | None = None) -> None:
         sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
     elif human is not None:
         sys.stdout.write(human if human.endswith("\n") else human + "\n")
+    if not as_json:
+        for warning in getattr(result, "warnings", None) or []:
+            sys.stderr.write(f"vb: warning: {warning}\n")
 
 
 def json_line(result: Any) -> None:

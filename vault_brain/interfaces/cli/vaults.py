@@ -73,6 +73,8 @@ def render_status(report: StatusReport) -> str:
         )
     lines.append(f"tokens:  {report.token_counter['name']}")
     lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
+    if report.refused:
+        lines.append("refused: " + ", ".join(f"{k} {v}" for k, v in report.refused.items()))
     if report.problems:
         lines.append(f"problems: {len(report.problems)}")
         lines += [f"         {p.path}: {p.problem}" for p in report.problems]

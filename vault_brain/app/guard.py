@@ -1,0 +1,61 @@
+"""The gate applied where memory comes in and where it goes out to an agent.
+
+In: a memory an agent stores (MCP, hooks, the loop, a session) that the gate refuses is a
+`RefusedError` saying why, so the agent can rephrase; a person's own `vb add` / `vb update` is
+theirs to keep, except that a secret needs `--allow-secret`, and whatever else the gate found
+comes back as a warning (the text stays out of agents' context). Out: text from notes that
+reaches an agent (search snippets, retrieved bodies, MEMORY.md, the loop's context) is
+redacted where the gate refuses a part. Every refusal is counted in the memory events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vault_brain.app.vault import Vault
+from vault_brain.domain.errors import RefusedError
+from vault_brain.domain.gate import Verdict, judge, redact
+from vault_brain.storage.events import refused
+
+PERSON = "cli"  # the one source that is a person at a keyboard; every other is an agent
+MIN_MEMORY_WORDS = 2
+MAX_MEMORY_CHARS = 16_000
+
+
+def admit(
+    vault: Vault, text: str, *, source: str, where: str, allow_secret: bool = False
+) -> list[str]:
+    """Check a memory before it is written. Raises `RefusedError` for an agent's refused
+    text and for a person's secret (without `allow_secret`); returns warnings for the rest
+    of what a person may keep."""
+    verdict = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS)
+    if verdict.ok:
+        return []
+    if source != PERSON:
+        refused(vault.paths, where, dict.fromkeys(verdict.reasons, 1))
+        raise RefusedError(
+            f"not stored: {verdict.why()}",
+            hint="store the fact itself in plain words, without instructions, credentials, "
+            "code, commands or pasted output",
+        )
+    if "secret" in verdict.reasons and not allow_secret:
+        refused(vault.paths, where, {"secret": 1})
+        raise RefusedError(
+            "not stored: it contains a credential or secret, which would be synced and "
+            "shown to agents",
+            hint="remove it, or pass --allow-secret to store it anyway (vb keeps it out of "
+            "agents' context)",
+        )
+    kept = Verdict(tuple(r for r in verdict.reasons if r != "fragment"))
+    return [] if kept.ok else [f"{kept.why()}: stored, and left out of what agents are shown"]
+
+
+def for_agent(vault: Vault, text: str, where: str) -> str:
+    """`text` from a note as an agent may see it: refused parts redacted and counted."""
+    safe, found = redact(text)
+    note_refusals(vault, where, found)
+    return safe
+
+
+def note_refusals(vault: Vault, where: str, found: Mapping[str, int]) -> None:
+    refused(vault.paths, where, dict(found))

@@ -1,0 +1,355 @@
+"""The one gate: whether a piece of text may become memory or context.
+
+Everything vb writes into a note or puts into an agent's context passes here, whichever path
+it came by: capture from a conversation (`prose_sentences`), summaries and merged text
+(`redact`), and memories an agent or a person stores (`judge`). The gate refuses text
+addressed to the assistant (instructions, role tags, secrecy, steering of memory or output,
+in English, German, French and Spanish), requests to send data to an address, credentials and
+secrets, code, shell commands and tool output, and fragments or walls of text. Text is judged
+with its disguises taken off (`normalize.fold`), and what passes is stored clean
+(`normalize.clean`: no invisible characters).
+
+Structure comes from markdown-it-py's token stream: fenced and indented code blocks and HTML
+blocks are code whatever they contain; paragraphs, list items, headings and quotes are prose,
+judged line by line and sentence by sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from vault_brain.domain.gate.normalize import clean, disguised, fold, leet, squash
+from vault_brain.domain.gate.patterns import (
+    CODE_ANYWHERE,
+    CODE_START,
+    COMMAND_ANYWHERE,
+    COMMAND_START,
+    EXFILTRATION,
+    INJECTION,
+    PASSWORD_IN_PROSE,
+    RAW_SHAPES,
+    ROLE_TAG,
+    SECRET,
+    SQUASHED,
+    TOOL_ANYWHERE,
+    TOOL_START,
+    WEAK_CODE,
+    high_entropy_tokens,
+    looks_like_password,
+    seed_phrase_spans,
+)
+from vault_brain.domain.text import split_sentences
+
+__all__ = ["LABELS", "REASONS", "Verdict", "clean", "judge", "prose_sentences", "redact"]
+
+REASONS = (
+    "injection",
+    "exfiltration",
+    "secret",
+    "code",
+    "command",
+    "tool_output",
+    "fragment",
+    "wall",
+)
+# How a refused span is marked in a summary: `[redacted: credential]`.
+LABELS = {
+    "injection": "injection",
+    "exfiltration": "exfiltration",
+    "secret": "credential",
+    "code": "code",
+    "command": "command",
+    "tool_output": "tool output",
+    "fragment": "fragment",
+    "wall": "text",
+}
+_WHAT = {
+    "injection": "an instruction addressed to the assistant",
+    "exfiltration": "a request to send data to an outside address",
+    "secret": "a credential or secret",
+    "code": "program code",
+    "command": "a shell command",
+    "tool_output": "tool output",
+    "fragment": "too little text to be a memory",
+    "wall": "too much text for one memory",
+}
+MAX_SENTENCE_CHARS = 1000
+_SHELL_FENCES = frozenset(
+    {"sh", "bash", "zsh", "shell", "console", "powershell", "ps1", "cmd", "bat"}
+)
+_INLINE_CODE = re.compile(r"`+([^`]+)`+")
+_MARKER = re.compile(r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)*(?:#{1,6}\s+)?)")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate found in a text: no reasons means it may pass."""
+
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+    def why(self) -> str:
+        """'it contains a credential or secret and a shell command'."""
+        parts = [_WHAT[r] for r in self.reasons]
+        if not parts:
+            return "nothing refused"
+        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        return f"it contains {joined}"
+
+
+# -- one sentence, one line ----------------------------------------------------------------
+def _secret_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in SECRET.finditer(text)]
+    spans += [
+        m.span("value") for m in PASSWORD_IN_PROSE.finditer(text) if looks_like_password(m["value"])
+    ]
+    return spans + high_entropy_tokens(text) + seed_phrase_spans(text)
+
+
+# Words that show a sentence speaks of its writer: such a sentence is the person's own,
+# even next to an injection.
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us|ich|mein\w*|mir|mich|wir|unser\w*"
+    r"|je|j'\w+|moi|mon|ma|mes|nous|notre|nos|yo|mi|mis|nosotros|nuestr\w*)\b"
+)
+
+
+@lru_cache(maxsize=4096)
+def _sentence_reasons(raw: str) -> tuple[str, ...]:
+    """Everything refused in one sentence (cached: summaries and capture judge the same
+    sentences)."""
+    folded = fold(raw)
+    reasons: list[str] = []
+    if (
+        INJECTION.search(folded)
+        or ROLE_TAG.search(folded)
+        or (disguised(raw) and SQUASHED.search(squash(folded)))
+        or (leet(folded) != folded and INJECTION.search(leet(folded)))
+    ):
+        reasons.append("injection")
+    if EXFILTRATION.search(folded):
+        reasons.append("exfiltration")
+    if _secret_spans(clean(raw)):
+        reasons.append("secret")
+    shape = _shape(raw)
+    if shape:
+        reasons.append(shape)
+    for code in _INLINE_CODE.findall(raw):
+        reasons += filter(None, [_shape(code)])
+    return tuple(dict.fromkeys(reasons))
+
+
+def _shape(text: str) -> str | None:
+    """Command, tool output, role tag or code recognised by the shape of a line or sentence."""
+    folded = fold(text, keep_spacing=True).strip()
+    if not folded:
+        return None
+    if COMMAND_START.search(folded) or COMMAND_ANYWHERE.search(folded):
+        return "command"
+    if TOOL_START.search(folded) or TOOL_ANYWHERE.search(folded):
+        return "tool_output"
+    if ROLE_TAG.search(folded):
+        return "injection"
+    if CODE_START.search(folded) or CODE_ANYWHERE.search(folded) or _symbol_density(folded) > 0.25:
+        return "code"
+    raw = clean(text)
+    return next((reason for reason, pattern in RAW_SHAPES if pattern.search(raw)), None)
+
+
+def _weak_code(line: str) -> bool:
+    return bool(WEAK_CODE.search(fold(line, keep_spacing=True)))
+
+
+def _symbol_density(text: str) -> float:
+    """The share of code punctuation in a line of 12 or more characters."""
+    if len(text) < 12:
+        return 0.0
+    return sum(text.count(c) for c in "{}()[];=<>$|\\") / len(text)
+
+
+# -- blocks --------------------------------------------------------------------------------
+@dataclass
+class _Piece:
+    """A span of the source: whole lines (`sentence` None) or one sentence of a line."""
+
+    first: int
+    last: int  # exclusive
+    reasons: tuple[str, ...]
+    sentence: str | None = None
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt  # lazy: ~20 ms, only for multi-line text
+
+    return MarkdownIt("commonmark")
+
+
+def _blocks(text: str) -> Iterator[tuple[str, int, int, str]]:
+    """(kind, first line, last line exclusive, content) for each block of `text`: kind is
+    code, html or prose."""
+    if "\n" not in text and "`" not in text and "<" not in text and not text.startswith("    "):
+        yield "prose", 0, 1, text  # one plain line: nothing to parse
+        return
+    for token in _markdown().parse(text):
+        if token.map is None:
+            continue
+        first, last = token.map
+        if token.type in ("fence", "code_block"):
+            info = token.info.strip().split(" ")[0].lower() if token.info else ""
+            yield ("command" if info in _SHELL_FENCES else "code"), first, last, token.content
+        elif token.type == "html_block":
+            yield "html", first, last, token.content
+        elif token.type == "inline":
+            yield "prose", first, last, token.content
+
+
+def _pieces(text: str) -> Iterator[_Piece]:
+    """Every block, line and sentence of `text` with what the gate found in it."""
+    for kind, first, last, content in _blocks(text):
+        if kind in ("code", "command"):
+            yield _Piece(first, last, (kind,))
+            continue
+        if kind == "html":
+            reason = "injection" if ROLE_TAG.search(fold(content)) else "code"
+            yield _Piece(first, last, (reason,))
+            continue
+        lines = content.split("\n")
+        shapes = [_shape(line) for line in lines]
+        weak = [not shape and _weak_code(line) for line, shape in zip(lines, shapes, strict=True)]
+        coded = sum(1 for shape, w in zip(shapes, weak, strict=True) if shape or w)
+        if coded >= 2 and coded * 2 >= len(lines) and (any(shapes) or coded >= 3):
+            reason = Counter(s for s in shapes if s).most_common(1)[0][0] if any(shapes) else "code"
+            yield _Piece(first, last, (reason,))
+            continue
+        if any("-----BEGIN" in line and "PRIVATE KEY" in line for line in lines):
+            yield _Piece(first, last, ("secret",))
+            continue
+        judged = [
+            [_Piece(first + n, first + n + 1, (shape,))]
+            if shape
+            else list(_line_sentences(line, first + n))
+            for n, (line, shape) in enumerate(zip(lines, shapes, strict=True))
+        ]
+        for n, pieces in enumerate(judged):
+            # a line shaped like code next to a refused line belongs to it (a tool's
+            # "Result: ..." after its call, a YAML key after a command)
+            near = [
+                p.reasons[0]
+                for m in (n - 1, n + 1)
+                if 0 <= m < len(judged)
+                for p in judged[m]
+                if p.reasons
+            ]
+            if weak[n] and near:
+                pieces = [_Piece(first + n, first + n + 1, (near[0],))]
+            yield from pieces
+
+
+def _line_sentences(line: str, row: int) -> Iterator[_Piece]:
+    """The sentences of one prose line. An instruction to the assistant taints the line: the
+    sentences around it that do not speak of the writer are refused with it (an attack is
+    rarely one sentence long)."""
+    sentences = split_sentences(line.strip())
+    judged = [_sentence_reasons(s) for s in sentences]
+    attack = any(r in ("injection", "exfiltration") for reasons in judged for r in reasons)
+    for sentence, reasons in zip(sentences, judged, strict=True):
+        if attack and not reasons and not _FIRST_PERSON.search(fold(sentence)):
+            reasons = ("injection",)
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            reasons = (*reasons, "wall")
+        yield _Piece(row, row + 1, reasons, sentence)
+
+
+# -- the three ways in ---------------------------------------------------------------------
+def prose_sentences(content: str) -> tuple[list[str], Counter[str]]:
+    """The prose sentences of a message that may become memory, in order and cleaned, and
+    how many pieces were refused, by reason."""
+    kept: list[str] = []
+    refused: Counter[str] = Counter()
+    for piece in _pieces(content):
+        if piece.reasons:
+            refused[piece.reasons[0]] += 1
+        elif piece.sentence is not None:
+            kept.append(clean(piece.sentence))
+    return kept, refused
+
+
+def judge(text: str, *, min_words: int = 0, max_chars: int | None = None) -> Verdict:
+    """Whether `text` may be stored as (or in) a memory: every reason it may not."""
+    reasons: dict[str, None] = {}
+    for piece in _pieces(text):
+        reasons.update(dict.fromkeys(piece.reasons))
+    if min_words and len(re.findall(r"\w+", text)) < min_words:
+        reasons["fragment"] = None
+    if max_chars is not None and len(text) > max_chars:
+        reasons["wall"] = None
+    return Verdict(tuple(r for r in REASONS if r in reasons))
+
+
+def redact(text: str) -> tuple[str, Counter[str]]:
+    """`text` with every refused part replaced by a marker (`[redacted: credential]`):
+    a secret inside a sentence by itself, any other refused sentence, line or block whole.
+    Returns the text and what was redacted, by reason."""
+    source = text.split("\n")
+    lines: list[str | None] = list(source)
+    found: Counter[str] = Counter()
+    by_line: dict[int, list[_Piece]] = {}
+    for piece in _pieces(text):
+        if piece.sentence is None:
+            if piece.reasons:
+                found[piece.reasons[0]] += 1
+                lines[piece.first] = _marker(piece.reasons[0])
+                for row in range(piece.first + 1, piece.last):
+                    lines[row] = None
+            continue
+        by_line.setdefault(piece.first, []).append(piece)
+    for row, pieces in by_line.items():
+        if not any(p.reasons for p in pieces) or lines[row] is None:
+            continue
+        parts = []
+        for piece in pieces:
+            sentence = piece.sentence or ""
+            if piece.reasons:
+                sentence, reasons = _without_secrets(sentence, piece.reasons)
+                found.update(piece.reasons[:1])
+                if reasons:
+                    sentence = _marker(reasons[0])
+            parts.append(sentence)
+        prefix = _MARKER.match(source[row])
+        lines[row] = (prefix.group(1) if prefix else "") + " ".join(_collapse(parts))
+    kept = [line for line in lines if line is not None]
+    return clean("\n".join(_collapse(kept))), found
+
+
+def _without_secrets(sentence: str, reasons: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """A sentence refused only for a secret, with the secret replaced in place (and what is
+    still refused in it); any other sentence as it is."""
+    if reasons != ("secret",):
+        return sentence, reasons
+    cleaned = clean(sentence)
+    for start, end in sorted(set(_secret_spans(cleaned)), reverse=True):
+        cleaned = cleaned[:start] + _marker("secret") + cleaned[end:]
+    return cleaned, _sentence_reasons(cleaned)
+
+
+def _marker(reason: str) -> str:
+    return f"[redacted: {LABELS[reason]}]"
+
+
+def _collapse(parts: list[str]) -> list[str]:
+    """Consecutive identical markers shown once."""
+    out: list[str] = []
+    for part in parts:
+        if out and part == out[-1] and part.startswith("[redacted: "):
+            continue
+        out.append(part)
+    return out

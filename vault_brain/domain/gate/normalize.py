@@ -1,0 +1,149 @@
+"""Text as the gate reads it: disguises taken off before anything is judged.
+
+Hostile text hides from simple rules with invisible characters (zero-width spaces and joiners,
+word joiners, soft hyphens), right-to-left overrides that show reversed text, fullwidth or
+mathematical letters, Cyrillic and Greek look-alikes, and letters spaced apart. `fold` undoes
+all of these into the form the rules are written for (lower case, plain Latin, single spaces);
+`clean` removes only what is never wanted in a stored note (invisible characters, reversed runs)
+and keeps the text otherwise as written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_RLO, _PDF, _LRO = "\u202e", "\u202c", "\u202d"
+# Format characters that render as nothing (Unicode category Cf: zero-width space and joiners,
+# word joiner, soft hyphen, bidi controls, BOM, tag characters) plus the few invisible letters
+# and fillers outside Cf.
+_INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
+_ZWJ = "\u200d"
+
+# Letters that look like Latin ones: Cyrillic and Greek (upper and lower case), and a few
+# others. Mathematical and fullwidth letters are already Latin after NFKC.
+_HOMOGLYPHS = str.maketrans(
+    {
+        **dict(
+            zip("АВЕКМНОРСТУХЅІЈԁӏаеорсухѕіјһԛԝ", "ABEKMHOPCTYXSIJdlaeopcyxsijhqw", strict=True)
+        ),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαειικνορτυχ", "ABEZHIKMNOPTYXaeiikvoptux", strict=True)),
+        "ı": "i",
+        "ȷ": "j",
+        "ɡ": "g",
+        "ℓ": "l",
+        "‘": "'",
+        "’": "'",
+        "‚": "'",
+        "“": '"',
+        "”": '"',
+        "„": '"',
+        "«": '"',
+        "»": '"',
+    }
+)
+_SPACED_RUN = re.compile(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
+_DOTTED_RUN = re.compile(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
+_LEET = str.maketrans(
+    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+)
+_LEET_WORD = re.compile(r"\b(?=\w*[a-z])(?=\w*[013457])[\w@$]+\b")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _invisible(ch: str) -> bool:
+    return ch in _INVISIBLE_EXTRA or (unicodedata.category(ch) == "Cf" and ch != _ZWJ)
+
+
+def _unreverse(text: str) -> str:
+    """Text inside a right-to-left override is shown reversed: put it in reading order."""
+    if _RLO not in text:
+        return text
+    out: list[str] = []
+    run: list[str] | None = None
+    for ch in text:
+        if ch == _RLO:
+            run = []
+        elif run is not None and ch in (_PDF, _LRO, "\n"):
+            out.extend(reversed(run))
+            run = None
+            if ch == "\n":
+                out.append(ch)
+        elif run is not None:
+            run.append(ch)
+        else:
+            out.append(ch)
+    if run is not None:
+        out.extend(reversed(run))
+    return "".join(out)
+
+
+def _drop_invisible(text: str) -> str:
+    out = []
+    for i, ch in enumerate(text):
+        if _invisible(ch):
+            continue
+        if ch == _ZWJ:  # kept only inside emoji sequences, where it is a real joiner
+            before = text[i - 1] if i else ""
+            after = text[i + 1] if i + 1 < len(text) else ""
+            if not (before and after and not before.isalnum() and not after.isalnum()):
+                continue
+        out.append(ch)
+    return "".join(out)
+
+
+def disguised(text: str) -> bool:
+    """True if `text` carries something that hides words: invisible characters, a reversal,
+    compatibility letters (fullwidth, mathematical), look-alikes or spaced-out letters."""
+    if any(_invisible(ch) for ch in text):
+        return True
+    if unicodedata.normalize("NFKC", text) != unicodedata.normalize("NFC", text):
+        return True
+    if text.translate(_HOMOGLYPHS) != text and _mixes_scripts(text):
+        return True
+    return bool(_SPACED_RUN.search(text) or _DOTTED_RUN.search(text))
+
+
+def _mixes_scripts(text: str) -> bool:
+    """A word with both Latin and Cyrillic or Greek letters (plain Russian or Greek is not a
+    disguise)."""
+    for word in re.findall(r"[^\W\d_]+", text):
+        latin = any("a" <= ch.lower() <= "z" for ch in word)
+        other = any(ord(ch) >= 0x370 and ch.isalpha() for ch in word)
+        if latin and other:
+            return True
+    return False
+
+
+def clean(text: str) -> str:
+    """`text` as it may be stored: reversed runs in reading order, invisible characters gone,
+    composed Unicode (NFC). Nothing else changes."""
+    return unicodedata.normalize("NFC", _drop_invisible(_unreverse(text)))
+
+
+def _despace(text: str) -> str:
+    """'D I S R E G A R D  the rules' -> 'DISREGARD the rules' (a double space still
+    separates words); 'i.g.n.o.r.e y.o.u.r' -> 'ignore your'."""
+    text = _DOTTED_RUN.sub(lambda m: re.sub(r"[.·•_\-]", "", m.group(0)), text)
+    return _SPACED_RUN.sub(lambda m: m.group(0).replace(" ", ""), text)
+
+
+def fold(text: str, keep_spacing: bool = False) -> str:
+    """The form the rules read: cleaned, NFKC (fullwidth and mathematical letters to plain
+    ones), look-alikes to Latin, spaced letters joined, lower case, and (unless
+    `keep_spacing`, for rules about indentation and columns) single spaces."""
+    text = unicodedata.normalize("NFKC", clean(text)).translate(_HOMOGLYPHS)
+    if keep_spacing:
+        return text.lower()
+    return _WHITESPACE.sub(" ", _despace(text)).strip().lower()
+
+
+def leet(folded: str) -> str:
+    """Words that mix letters with look-alike digits read as letters ('1gn0r3' -> 'ignore');
+    other words unchanged."""
+    return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
+
+
+def squash(folded: str) -> str:
+    """Letters and digits only: what is left of a phrase broken up by any separator."""
+    return "".join(ch for ch in folded if ch.isalnum())

@@ -1,0 +1,457 @@
+"""What the gate refuses, as patterns over folded text (see `normalize.fold`: lower case, plain
+Latin letters, single spaces), in English, German, French and Spanish.
+
+- injection: text addressed to the assistant -- overriding its instructions, changing its role,
+  claiming authority, asking for secrecy, steering its memory, tools or output;
+- exfiltration: sending data to an address (URL, e-mail, IP) as a standing or direct order;
+- secret: credentials (provider keys, private keys, tokens, passwords, connection strings,
+  high-entropy strings);
+- code, command and tool_output: program text, shell commands, tool calls and their output.
+
+Each pattern is a general form (a verb of overriding near a word for instructions, a stealth
+adverb near an action verb), not a list of known attack sentences.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+_GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
+_SHORT = r"[^\n]{0,30}?"
+
+
+def _any(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+_AI = (
+    r"(?:ai|a\.i\.|assistant|model|llm|language model|chat ?bot|bot|agent|claude|chatgpt|gpt"
+    r"|copilot|gemini|ki|ia|sprachmodell|assistent(?:in)?|modèle|asistente|modelo|assistente"
+    r"|ai-assistent|modello|taalmodel)"
+)
+_RULES = (
+    r"(?:instructions?|rules?|guidelines?|guardrails?|(?:system )?prompts?|directions?"
+    r"|directives?|polic(?:y|ies)|restrictions?|limits?|limitations?|constraints?|filters?"
+    r"|programming|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
+    r"|richtlinie\w*|systemprompt|beschränkung\w*|einschränkung\w*|consignes?|règles?"
+    r"|limites?|instrucciones?|reglas?|indicaciones?|directrices?|normas?|restricciones?"
+    r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|polític\w*|politiques?"
+    r"|(?:question|demande) de l'utilisateur|pregunta del usuario|frage des nutzers)"
+)
+_ACTION = (
+    r"(?:add|append|insert|include|store|save|send|forward|copy|upload|log|record|write|change"
+    r"|modify|remove|delete|approve|grant|transfer|e-?mail|mail|post|share|sync|replace|set"
+    r"|give|tell|mark|put|keep|report|leak|exfiltrate)"
+)
+
+INJECTION = _any(
+    # override the instructions
+    rf"\b(?:ignore|disregard|forget|override|bypass|circumvent|abandon|discard)\b{_GAP}\b{_RULES}\b",
+    rf"\b(?:ignorier\w*|missacht\w*|vergiss|vergessen sie|übergeh\w*|umgeh\w*|verwirf|verwerft"
+    rf"|setze? \w+ außer kraft){_GAP}\b{_RULES}\b",
+    rf"\b(?:ignore[rz]?|oublie[rz]?|ne tiens? pas compte|fai(?:s|tes) abstraction|contourne[rz]?"
+    rf"|écarte[rz]?){_GAP}\b{_RULES}\b",
+    rf"\b(?:ignora\w*|olvida\w*|omite|haz caso omiso|no hagas caso|sáltate|saltarte|descarta\w*){_GAP}\b{_RULES}\b",
+    r"\b(?:ignore|disregard|forget) (?:everything|all)(?: you (?:were|have been) told| (?:said|written|mentioned))? (?:before|above|earlier|previously|so far)\b",
+    rf"\b(?:ignora\w*|dimentica\w*|trascura\w*|ignore\w*|esque[cç]\w*|desconsider\w*|negeer\w*|vergeet)\b{_GAP}\b(?:istruzioni|regole|indicazioni|instruç[õo]\w*|regras|diretrizes|instructies|regels|richtlijnen)\b",
+    r"\b(?:da ora in poi|d'ora in poi|a partir de agora|de agora em diante|vanaf nu|vanaf nu aan)\b[^\n]{0,40}?\b(?:sei|devi|você é|voce e|você deve|tu és|ben je|moet je|je bent|beoordeel je|zeg je)\b",
+    r"\b(?:nuove? (?:istruzioni|regol[ae])|novas? (?:instruções|regras)|nieuwe (?:instructies|regels?))\b",
+    r"\bnew rules? (?:for you|from now)\b|\bneue regel für dich\b|\bnouvelle règle pour toi\b|\bnueva regla para ti\b|\bnuova regola per te\b|\bnova regra para (?:você|voce|ti)\b|\bnieuwe regel voor (?:jou|je|u)\b",
+    r"\bsou o (?:administrador|desenvolvedor)\b[^\n]{0,80}?\b(?:deve|esque[cç]\w*|ignor\w*)\b|\bsono (?:l'amministratore|lo sviluppatore)\b[^\n]{0,80}?\b(?:devi|dimentica|ignora)\b",
+    r"^(?:please |now |ok |so |and )?(?:forget (?:everything|all)|vergiss (?:alles|alle)"
+    r"|oublie(?:z)? tout|olvida(?:lo)? todo)\b",
+    rf"\b(?:reveal|show|print|output|repeat|disclose|leak|dump|display)\b{_SHORT}\b(?:hidden |secret "
+    r"|initial |original |system |your |internal )+(?:instructions|prompt|rules|configuration|guidelines)\b",
+    rf"\b(?:revela|muestra|imprime)\w*\b{_SHORT}\binstrucciones\b|\b(?:révèle|affiche)\w*\b{_SHORT}"
+    r"\b(?:instructions|consignes)\b|\b(?:enthülle|zeige?|gib)\w*\b[^\n]{0,30}?\b(?:anweisungen|systemprompt)\b",
+    r"\bwith (?:no|zero|without any) (?:restrictions|filters?|limits|rules|guardrails|censorship|safety)\b",
+    r"\bwithout (?:any )?(?:restrictions|filters?|limits|guardrails|censorship|safety)\b",
+    r"\bohne (?:filter|einschränkungen|beschränkungen|regeln|zensur)\b|\bsans (?:filtres?|restrictions|"
+    r"limites|censure)\b|\bsin (?:filtros?|restricciones|límites|censura)\b",
+    rf"\b(?:disable|turn off|deactivate|switch off|bypass|remove|skip)\b{_SHORT}\b(?:filters?|safety|"
+    r"guardrails?|moderation|restrictions?|protections?|secret scanning|logging|audit)\b",
+    rf"\b(?:deaktivier|schalte|desactiva|apaga|quita|désactive|coupe)\w*\b{_SHORT}\b(?:filter|"
+    r"sicherheit|schutz|filtros?|seguridad|protecci[oó]n|filtres?|sécurité|protection)\w*\b",
+    # a new role or mode
+    r"\byou(?: are|'re) (?:now|no longer)\b|\bfrom now on,? you(?:'re| are| will be| have no)\b",
+    rf"\b(?:from now on|henceforth|from this point on)\b{_SHORT}\b(?:trust|obey|ignore|treat|store"
+    r"|send|forward|upload|reveal)\b|\byou (?:will|must|shall) now\b",
+    r"\btakes? (?:priority|precedence) over\b|\b(?:real|true|actual|hidden|secret) instructions\b",
+    rf"\b(?:trust|believe|obey|follow)\b{_SHORT}\b(?:over|instead of|rather than)\b{_SHORT}"
+    r"\b(?:the user|user's|your user|your owner)\b",
+    r"\b(?:only|sole|single|new|real|true) (?:authority|boss|master|operator|admin(?:istrator)?)\b",
+    r"\b(?:seule|nouvelle|vraie) autorité\b|\b(?:única|nueva|verdadera) autoridad\b"
+    r"|\b(?:einzige|neue|wahre) (?:autorität|instanz)\b",
+    r"\b(?:admin|administrator|god|debug|maintenance|sudo|root|developer|unrestricted|jailbreak"
+    r"|override) mode\b|\b(?:entwickler|admin|debug|gott|wartungs)modus\b"
+    r"|\bmode (?:développeur|administrateur|admin|débogage|dieu)\b"
+    r"|\bmodo (?:desarrollador|administrador|admin|dios|depuración)\b",
+    r"\b(?:act|behave|respond|answer) as (?:if you (?:were|are) )?(?:an? )?"
+    r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|different|new|dan)\b",
+    r"\bpretend (?:that )?(?:the |this )?(?:previous|prior|earlier|above|conversation|chat)\b",
+    r"\bpretend (?:you(?: are|'re)|to be) (?:an? )?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|root|admin|developer|different ai|ai without)\b",
+    r"\bpretend (?:there are|you have) no (?:rules|restrictions|limits|guidelines|filters)\b",
+    r"\bpretend\b[^\n]{0,80}\b(?:keys?|passwords?|licen[cs]e|serials?|tokens?|credentials)\b",
+    r"\b(?:act|behave) as (?:my|your|an?|the) (?:\w+ )?(?:shell|terminal|root|admin|linux|console)\b",
+    r"\b(?:jailbreak\w*|dan mode|developer mode|god mode|unrestricted mode|do anything now)\b",
+    r"\b(?:du bist|sie sind) (?:jetzt|nun|ab sofort|ab jetzt)\b",
+    rf"\bab (?:jetzt|sofort|heute|nun){_SHORT}\b(?:du|sie) (?:musst|sollst|wirst|bist|darfst|müssen|sollen)\b",
+    rf"\bab (?:jetzt|sofort|heute|nun){_SHORT}\b(?:musst|sollst|wirst|bist|darfst|müssen|sollen) (?:du|sie)\b",
+    r"\btu es (?:maintenant|désormais|dorénavant)\b",
+    rf"\b(?:à partir de maintenant|désormais|dorénavant){_SHORT}\b(?:tu|vous) (?:dois|devez|es|êtes|vas|allez)\b",
+    r"\b(?:ahora|a partir de ahora|desde ahora) eres\b",
+    rf"\b(?:a partir de ahora|desde ahora|de ahora en adelante){_SHORT}\b(?:debes|tienes que|vas a|deberás|eres|serás)\b",
+    # claimed authority, new rules
+    r"\b(?:system|developer|admin(?:istrator)?|root|operator) (?:override|says|command|notice|orders?)\b",
+    r"\b(?:new|updated|real|hidden|secret|revised) system (?:prompt|message|instructions?)\b",
+    r"\b(?:stop|quit|cease) (?:following|obeying|applying) (?:your|the|all|any)\b",
+    r"\b(?:as|is) (?:coming )?from (?:your|the) (?:developer|admin|creator|system|operator)s?\b",
+    r"\bwhen(?:ever)? the user (?:asks|says|mentions|writes)\b[^\n]{0,60}?\b(?:always|never) (?:say|tell"
+    r"|answer|reply|respond|claim)\b",
+    r"\bthe (?:developers?|admins?|administrators?|operators?|owners?) (?:says?|wants?|requires?|"
+    r"ordered|instructs?)\b",
+    r"\bnew (?:rules|instructions|directives?|system prompt|persona|policy|orders)\b",
+    r"\bneue (?:anweisungen|regeln|vorgaben|systemanweisung)\b|\bsystem(?:anweisung|nachricht)\b",
+    r"\bnouvelles? (?:instructions?|règles?|consignes?|directives?)\b|\b(?:message|invite|prompt) (?:du )?système\b",
+    r"\bnuevas? (?:instrucciones?|reglas?|directrices?|órdenes)\b|\b(?:mensaje|prompt) del sistema\b",
+    # addressed to the assistant
+    rf"(?:\b(?:note|message|instructions?|reminder|attention|hint|important|warning|notice|consigne|nota|mensaje)|\w*(?:hinweis|nachricht|anweisung))"
+    rf" (?:to|for|an|für|à|pour|para|a) (?:the |any |all |die |der |das |den |dem |l'|la |le |el |cualquier |toute )?(?:\w+ )?{_AI}s?\b",
+    rf"\b{_AI}s? (?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|grading|that reads?)"
+    r" (?:this|these|the following)\b",
+    rf"\bif you are an? {_AI}\b|\bwenn du (?:eine? )?{_AI} bist\b|\bsi tu es une? {_AI}\b|\bsi eres una? {_AI}\b",
+    rf"\b(?:dear|liebe|lieber|chère|cher|querida|querido) {_AI}\b",
+    rf"^(?:attention|note|notice|important|warning)?[,:]? ?(?:all |any )?{_AI}s\s*[,:—–-]",
+    rf"^(?:attention|note to|notice to|dear|hey) (?:\w+ )?{_AI}\b",
+    rf"(?:^|[.:>!]\s*)(?:let op,? |attenzione,? |atenção,? |hey,? )?{_AI} (?:agent|assistant|model|reader|system|taking notes|assistent)s?\s*[:,]",
+    rf"(?:^|[.:>!]\s*)(?:hey,? |ok,? |let op,? )?{_AI}(?: \w+ing \w+)?\s*[:,] ?(?:please )?(?:leave out|omit|ignore|forget|write|say|tell|delete|store|remember|send|open|submit|quando|wenn|quand|cuando|negeer|vergeet)\b",
+    r"\b(?:has |have )?grant(?:ed|s)? you (?:full |admin |root |unrestricted |elevated )?(?:admin|root|full|unrestricted|elevated)? ?(?:rights|access|privileges|permissions)\b",
+    r"\b(?:leave out|omit|do not mention|don't mention|skip|non citare|ometti|não mencione|laat \w+ weg)\b[^\n]{0,60}?\b(?:summary|summaries|notes|minutes|report|recap|riassunto|resumo|samenvatting|verslag)\b",
+    r"\b(?:write|say|state|note|put|mention|scrivi|escreva|schrijf)\w* (?:in|into|nel|no|na|in de|in het) (?:the |your |il |o |a |de |het )?(?:summary|notes|minutes|report|recap|riassunto|resumo|samenvatting|verslag)\b",
+    r"\b(?:quando fai il riassunto|quando resumir|bij het samenvatten|wanneer je samenvat)\b",
+    r"\bwhen(?:ever)? (?:you(?:'re| are)? )?(?:summari[sz]ing|summari[sz]e|writing up|write up|reading|reviewing|grading)\b[^\n]{0,60}?\b(?:(?:say|state|claim|write|recommend|mention|report|tell|pretend) (?:that|the|all)|leave out|omit|ignore)\b",
+    r"\b(?:repeat|print|output|show|reveal|copy|echo)\b[^\n]{0,30}?\b(?:everything|all|the text|the words|the instructions|what is written)\b[^\n]{0,20}?\b(?:above|before|preceding|prior|earlier)\b",
+    r"\bdecode (?:this|the following|it)\b[^\n]{0,30}?\b(?:and|then) (?:follow|execute|run|do|obey|apply)\b",
+    # secrecy
+    r"\b(?:do not|don't|dont|never) (?:tell|inform|notify|alert|mention|reveal|show|let)\b"
+    r"(?: \w+){0,2} (?:the |your )?(?:user|human|owner)\b",
+    r"\bwithout (?:telling|informing|notifying|mentioning|asking|alerting|letting)\b",
+    rf"\b(?:quietly|secretly|silently|covertly|discreetly|surreptitiously|in secret)\b{_SHORT}\b{_ACTION}\b",
+    rf"\b{_ACTION}\b{_SHORT}\b(?:quietly|secretly|silently|covertly|discreetly|in secret)\b",
+    r"\bohne\b[^.!?\n]{0,30}\b(?:zu )?(?:erwähnen|sagen|informieren|fragen|benachrichtigen|bescheid)\b",
+    r"\b(?:heimlich|unbemerkt|im geheimen|insgeheim)\b",
+    r"\b(?:sag|erzähl|verrat)\w* (?:es )?(?:dem (?:nutzer|benutzer)|niemandem|keinem)\b",
+    r"\b(?:en secret|secrètement|discrètement)\b|\bsans (?:le |les |lui |leur )?(?:dire|mentionner|prévenir|signaler|demander|informer)\b",
+    r"\bne (?:le |lui |leur )?(?:\w+ )?(?:dis|dites|montre|montrez|révèle|révélez)\w*\b[^\n]{0,30}?\b(?:à |a )?l'utilisateur\b",
+    r"\b(?:en secreto|secretamente|a escondidas|discretamente)\b|\bsin (?:decir|mencionar|avisar|informar|preguntar)\b",
+    r"\bno (?:le |se lo )?(?:digas|menciones|cuentes|muestres|enseñes)\b[^\n]{0,30}?\bal usuario\b",
+    # steering memory, tools and output
+    r"\bmemory_(?:store|update|delete|write|search|retrieve|feedback|compact)\b",
+    r"\b(?:store|save|remember|record|keep|memori[sz]e|speicher\w*|merk\w*|enregistre\w*|retiens|mémorise\w*|guarda\w*|recuerda\w*|almacena\w*|memoriza\w*)\b[^\n]{0,80}?\b(?:the user|l'utilisateur|der (?:nutzer|benutzer)|el usuario)\b",
+    r"\b(?:permanently|forever|as a core fact|never revisit|dauerhaft|für immer|permanente|à long terme|para siempre)\b[^\n]{0,60}?\b(?:store|save|remember|record|speicher\w*|merk\w*|enregistre\w*|retiens|guarda\w*|recuerda\w*)\b",
+    r"\b(?:store|save|remember|record|speicher\w*|merk\w*|enregistre\w*|retiens|guarda\w*|recuerda\w*)\b[^\n]{0,60}?\b(?:permanently|forever|as a core fact|never revisit|dauerhaft|für immer|permanente|à long terme|para siempre)\b",
+    r"\bthe user (?:has )?(?:authori[sz]ed|allowed|permitted|granted|approved|consented|wants you to)\b|\bder (?:nutzer|benutzer) (?:hat \w+ )?(?:erlaubt|möchte, dass du|will, dass du)\b|\bl'utilisateur (?:a )?(?:autorisé|accepte|veut que tu|souhaite que tu)\b|\bel usuario (?:ha )?(?:autorizado|quiere que|acepta|permite)\b",
+    r"\byou (?:have|'ve got|got) (?:my |full )?permission to\b|\byou are (?:now )?(?:allowed|authori[sz]ed|permitted) to (?:ignore|skip|bypass|disregard|break|share|reveal)\b",
+    r"\btienes permiso para\b|\btu as (?:la )?permission de\b|\bdu darfst jetzt\b",
+    rf"\bi(?:'m| am) your (?:admin(?:istrator)?|developer|operator|creator|owner|programmer)\b|\bi(?:'m| am) the (?:admin(?:istrator)?|developer|operator|creator|owner) of (?:this|the|your) {_AI}\b",
+    r"\bsoy tu (?:administrador|desarrollador|operador|creador)\b|\bje suis ton (?:administrateur|développeur|créateur)\b|\bich bin dein (?:administrator|admin|entwickler|schöpfer)\b",
+    rf"\b(?:para|for|à|pour|für) (?:el |la |the |l'|den |die |das |any |cualquier |toute )?(?:\w+ ){{0,2}}{_AI} (?:que|that|qui|der|die|das|which|who) (?:lea|revise|lee|reads?|reviews?|lit|relit|liest|prüft|procese|processes)\b",
+    r"\b(?:answer|report|listen|respond) only to (?:me|us)\b",
+    r"\b(?:automated|automatic|ai|llm) (?:resume |cv |application |essay |exam )?(?:screeners?|reviewers?|graders?|grading|evaluators?|assessors?)\b|\b(?:correcteur|évaluateur) automatique\b|\bautomatische[rn]? (?:korrektor|bewertung|prüfer)\b|\bcorrector automático\b",
+    r"\b(?:assign|give|award|vergib|gib|attribue|donne|asigna|da|pon)\w*\b[^\n]{0,40}?\b(?:full|top|maximum|max|perfect|highest|best|volle|maximale|máxima|maximal)\w* (?:marks|points|score|grade|credit|rating|punktzahl|punkte|note|nota|puntuación)\b",
+    r"\b(?:beoordeel|valuta|avalie)\w*\b[^\n]{0,40}?\b(?:met een 10|con (?:un )?10|com (?:um )?10|met een tien)\b",
+    r"\b(?:rank|rate|score|grade|mark) (?:them|this|me|him|her|the candidate|this candidate|this applicant)\w* (?:first|highest|top|as the best)\b",
+    r"\b(?:toute|chaque) ia qui\b|\bcualquier (?:ia|asistente|modelo) que\b|\bjede (?:ki|ai),? die\b|\b(?:any|every|all) (?:ai|llm|language model|assistant|chatbot)s? (?:that |which |who )?(?:reads?|reading|sees?|processing|processes)\b",
+    r"\b(?:when(?:ever)? you|wenn du|cuando|quand tu|lorsque tu)\b[^\n]{0,40}?\b(?:summari[sz]e|write up|draft|compose|prepare|zusammenfasst|resumas|résumes|escribas|rédiges)\b",
+    r"\b(?:en résumant|beim zusammenfassen|al resumir)\b",
+    rf"\b(?:delete|remove|erase|wipe|purge|clear|destroy)\b{_SHORT}\b(?:every|all|each|the whole|the entire)\b"
+    r"[^\n]{0,30}?\b(?:notes?|memories|memory|files?|vault|data|records?|history|messages?|logs?)\b",
+    r"\b(?:reply|respond|answer) only with\b|\b(?:start|begin|end|finish|prefix|open|close)\w* "
+    r"(?:every|each|all|any) (?:answer|reply|response|message|summary|email|output)s? with\b",
+    rf"\b(?:jede[nrs]?) (?:antwort|nachricht|zusammenfassung)\w*\b{_SHORT}\b(?:beginnen|anfangen|enden"
+    r"|beenden|schließen)\b|\b(?:commence|termine)\w* (?:chaque|toutes? les) (?:réponse|message|résumé)s?\b"
+    r"|\b(?:empieza|termina|comienza)\w* (?:cada|todas las) (?:respuesta|mensaje|resumen)\w*\b",
+    rf"\b(?:store|save|record|log|keep|remember|capture)\b{_SHORT}\b(?:every|all|each) (?:message|"
+    r"conversation|chat|word|input|prompt|file)s?\b",
+    r"\b(?:including|incl\.?) (?:the |all |any |my |their )?(?:credentials|passwords?|secrets?|api keys?"
+    r"|tokens?|private keys?)\b",
+    rf"\b(?:print|output|dump|list|show|reveal|export|give me|send)\b{_SHORT}\b(?:all|every|each)\b"
+    r"[^\n]{0,30}?\b(?:memories|notes|messages|passwords|secrets|keys|credentials|users?'? (?:notes|data))\b",
+    rf"\bgib\b{_SHORT}\balle\b{_SHORT}\b(?:erinnerungen|notizen|passwörter|daten|nachrichten)\b",
+    r"\b(?:call|invoke|run|execute|trigger) (?:the )?(?:tool|function|memory)\b",
+    rf"\b(?:store|save|remember|memori[sz]e|record|write|log|keep){_SHORT}\b(?:everything|all (?:the |my |of )?"
+    r"(?:passwords?|keys?|secrets?|credentials?|tokens?|files?|messages?|conversations?|data"
+    r"|documents?))\b",
+    rf"\b(?:write|store|save|repeat|add|append|insert|say){_GAP}\b\d{{2,}} times\b",
+    r"\bas (?:a |the |your )?(?:new )?(?:rule|standing instruction|directive|permanent (?:fact|rule|instruction))\b",
+    r"\b(?:make it|this is|as) a standing (?:rule|instruction|order)\b",
+    rf"\b(?:add|append|insert|include|put|prepend)\b{_GAP}\b(?:to|at|in|into|on) (?:the )?(?:end |start |beginning |bottom |top )?"
+    r"(?:of )?(?:every|each|all|any) (?:summary|summaries|answer|answers|response|responses|reply"
+    r"|replies|message|messages|note|notes|output|email|report)\b",
+    rf"\bwhen(?:ever)? you (?:summari[sz]e|read|process|review|grade|evaluate|answer|see)\b{_GAP}"
+    r"\b(?:state|say|claim|recommend|write|add|include|tell|rate|give|mark|score|ignore|reply|respond)\b",
+    r"\bgive (?:this|the|my) (?:essay|paper|assignment|submission|answer|application|candidate|cv"
+    r"|resume|report) (?:full|top|maximum|perfect|the highest|an? a\+?)",
+    r"\b(?:merke? dir|speicher\w*|notier\w*)\b[^.!?\n]{0,40}\b(?:als regel|alles|sämtliche)\b",
+    r"\bam ende (?:jeder|jedes|aller) (?:zusammenfassung|antwort|nachricht)\w*\b",
+    r"\b(?:retiens|mémorise|enregistre|garde)\w*\b[^.!?\n]{0,40}\b(?:comme règle|tout ce que|tous les mots de passe)\b",
+    r"\b(?:à la fin|au début) (?:de )?(?:chaque|tous les|toutes les)\b",
+    r"\b(?:guarda|recuerda|memoriza|almacena)\w*\b[^.!?\n]{0,40}\b(?:como regla|todo lo que|todas las contraseñas)\b",
+    r"\b(?:incluidas?|incluyendo|inclus|y compris|einschließlich|inklusive) (?:las |les |der |die )?(?:contraseñas|mots de passe|passwörter)\b",
+    r"\bal final de (?:cada|todos|todas)\b",
+    r"\b(?:debes|tienes que|deberás) (?:\w+ ){0,3}?(?:guardar|almacenar|recordar|memorizar|enviar|mandar|ignorar|añadir|responder)\b",
+    r"\b(?:tu dois|vous devez) (?:\w+ ){0,3}?(?:enregistr|mémoris|reten|envoy|ignor|ajout|répond)\w*\b",
+    r"\b(?:du musst|sie müssen) (?:\w+ ){0,3}?(?:speicher|merk|send|schick|lad|ignorier|antwort|füg)\w*\b",
+    # obey only someone
+    r"\b(?:obey|follow|listen to|take orders from|answer to) (?:only|exclusively|nobody but|no one but)\b",
+    r"\bonly (?:obey|follow|listen to|take (?:instructions|orders) from)\b",
+    r"\b(?:gehorche|folge|höre auf)\w*\b[^.!?\n]{0,20}\b(?:nur|ausschließlich)\b",
+    r"\b(?:n'obéis|n'écoute|obéis|obéissez)\b[^.!?\n]{0,20}\b(?:qu'à|uniquement|seulement)\b",
+    r"\b(?:obedece|sigue|escucha)\w*\b[^.!?\n]{0,20}\b(?:solo|solamente|únicamente)\b",
+)
+
+# Role and control tags of chat formats, and message headers that speak as a role.
+ROLE_TAG = _any(
+    r"<\s*/?\s*(?:system|assistant|user|tool|developer|instructions?|im_start|im_end|inst|sys"
+    r"|function_calls|function_results|tool_use|tool_result|tool_call|invoke|parameter|antml:\w+)\b[^>]*>",
+    r"<\|[a-z_]+\|>|\[/?(?:inst|sys|system|assistant)\]|<<\s*/?sys\s*>>",
+    r"(?:^\s*|\s#{1,6}\s*)(?:#{1,6}\s*)?(?:system|assistant|developer|tool|instructions?|response|human|admin"
+    r"|anweisung(?:en)?|instrucci[oó]n(?:es)?|consignes?|réponse|antwort|respuesta)\s*(?:prompt|message"
+    r"|note|override)?\s*:",
+    r"\b(?:assistant|user|system|tool) to=\w",
+)
+
+# A phrase broken up by separators (letter spacing, zero-width characters) still reads as
+# one of these once only its letters are left.
+SQUASHED = re.compile(
+    r"ignore(?:all|any|the|your)?(?:previous|prior|above|earlier)|disregard(?:the|all)?"
+    r"(?:system|previous|prior|above)|systemprompt|newrules|newinstructions|youarenow"
+    r"|developermode|obeyonly|donottelltheuser|ignoriere|vergissalle|ignorezles|ignoralas"
+)
+
+_DESTINATION = (
+    r"(?:\b(?:https?|s?ftp|s3|gs|wss?|smb|scp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bwebhooks?\b|\bpastebin\b|\bgists?\b|\bngrok\b"
+    r"|\b[\w-]+(?:\.[\w-]+)+/[\w./?=&%-]+|(?<!\w)@[a-z][\w.]{2,}|\b\w+#\d{4}\b"
+    r"|\b(?:telegram|discord|slack|whatsapp|signal) (?:bot|channel|webhook|chat|group)\b|\b(?:bot|canal) de (?:discord|telegram)\b)"
+)
+# Words that are also nouns ("my email is ...", "a copy of") count as verbs with an object.
+_OBJECT = r"(?: (?:it|them|this|that|these|the|all|every|each|my|our|his|her|their|a copy|copies|everything))"
+_TRANSFER = (
+    rf"(?:send|upload|forward|sync|synchroni[sz]e|transmit|exfiltrate|leak|mirror|relay|beam|pipe"
+    rf"|paste|cc|bcc|(?:e-?mail|mail|post|share|copy|dump|push|back ?up){_OBJECT}"
+    r"|sende\w*|schick\w*|lade\w*"
+    r"|hochlad\w*|weiterleit\w*|leite\w*|übertrag\w*|kopier\w*|synchronisier\w*|übermittel\w*"
+    r"|envoie\w*|envoy\w*|téléverse\w*|transf[èe]re\w*|copie\w*|synchronise\w*|partage\w*"
+    r"|transmet\w*|redirige\w*|env[ií]a\w*|manda\w*|sube\w*|subir|reenv[ií]a\w*|copia\w*"
+    r"|sincroniza\w*|comparte\w*|transmite\w*|invia\w*|carica\w*|inoltra\w*|sincronizza\w*"
+    r"|envie\w*|enviar|carregue\w*|encaminh\w*|stuur\w*|upload\w*|doorsturen|synchroniseer\w*)"
+)
+_STANDING = (
+    r"(?:always|every|each|all|automatically|whenever|from now on|nightly|before answering"
+    r"|you|your|immer|jede[nsmr]?|alle|automatisch|toujours|chaque|tous|toutes|automatiquement"
+    r"|siempre|cada|todos|todas|automáticamente)"
+)
+_FETCH = r"(?:fetch|ping|visit|load|call|request|hit|open|get|abrufen|rufe?|appelle|llama|visita)"
+EXFILTRATION = _any(
+    rf"\b{_TRANSFER}\b[^\n]*?{_DESTINATION}",
+    rf"\b{_STANDING}\b[^\n]*?\b{_FETCH}\b[^\n]*?{_DESTINATION}",
+    rf"\b{_FETCH}\b[^\n]*?{_DESTINATION}[^\n]*?\b{_STANDING}\b",
+)
+
+# -- secrets: matched on cleaned text (case kept) ------------------------------------------
+SECRET = _any(
+    r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_\-]{20,}",
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|\bxapp-[A-Za-z0-9\-]{10,}",
+    r"\b(?:AKIA|ASIA|AIDA|AROA)[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_\-]{30,}",
+    r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|\bSG\.[\w\-]{16,}\.[\w\-]{16,}",
+    r"\bhf_[A-Za-z0-9]{30,}|\bnpm_[A-Za-z0-9]{30,}|\bGOCSPX-[\w\-]{20,}|\bya29\.[\w\-]{20,}",
+    r"\bshp(?:at|ss|ca)_[a-fA-F0-9]{20,}|\bdop_v1_[a-f0-9]{40,}|\bAC[0-9a-f]{32}\b|\bSK[0-9a-f]{32}\b",
+    r"\b[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",
+    r"\beyJ[\w\-]{8,}\.eyJ[\w\-]{8,}\.[\w\-]{8,}",
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+    r"\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-]{16,}=*",
+    r"(?i:\b(?:AccountKey|SharedAccessKey|client_secret|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?"
+    r"|secret[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key"
+    r"|session[_-]?(?:id|token)|password|passwd|pwd|secret|token)\b[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{6,})",
+    r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|AUTH|CREDENTIALS?)"
+    r"[A-Z0-9_]*\s*=\s*\S+",
+    r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:[^\s@/]{3,}@",
+    r"(?i:\b(?:account|routing|iban|sort code|card|credit card|debit card|cvv|cvc|ssn|social security"
+    r"|tax id|passport)(?: number| no\.?| #)?\s*(?:is|:|=)?\s*\d[\d -]{5,}\d)",
+    r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b|\b(?:\d{4}[ -]){3}\d{4}\b",
+)
+# A password, PIN or code given in prose: its value must look like one (a digit, a symbol or
+# a capital inside it), so "the password is written down" is not a secret.
+PASSWORD_IN_PROSE = re.compile(
+    r"(?i:\b(?:password|passwd|passcode|passphrase|pass phrase|pw|pwd|pass|login|logon|pin"
+    r"|pin code|passwort|kennwort|zugangscode|mot de passe|mdp|code|contraseña|contrasena|clave|senha"
+    r"|palavra-passe|wachtwoord|parola d'ordine|verification code|one-time code|otp|2fa code"
+    r"|code de vérification|bestätigungscode|verificatiecode|código de verificação|codice"
+    r"|wi-?fi|wlan-schlüssel|key)\b(?:\s+[\w'-]+[,;]?){0,5}?\s*"
+    r"(?:is|was|=|:|lautet|ist|est|c'est|es|sera|será|é|è|e|->|→)\s*)"
+    r"(?:(?:literally|just|simply|actually|still|now|basically|probably|always) )?"
+    r"[\"'`«]?\s*(?P<value>(?!\[redacted)[^\s\"'`»]{4,})"
+)
+
+
+# A wallet's recovery phrase: twelve or more short lower-case words in a row, named as such.
+SEED_PHRASE = re.compile(
+    r"(?i:\b(?:seed|recovery|mnemonic|backup|secret) (?:phrase|words)\b|\bwallet\b)"
+)
+_SEED_WORDS = re.compile(r"\b[a-z]{3,8}(?: [a-z]{3,8}){11,23}\b")
+
+
+def seed_phrase_spans(text: str) -> list[tuple[int, int]]:
+    if not SEED_PHRASE.search(text):
+        return []
+    return [m.span() for m in _SEED_WORDS.finditer(text)]
+
+
+def looks_like_password(value: str) -> bool:
+    value = value.rstrip(".,;:!?)")
+    if len(value) < 4:
+        return False
+    return (
+        any(c.isdigit() for c in value)
+        or any(not c.isalnum() for c in value)
+        or (any(c.isupper() for c in value[1:]))
+    )
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]{24,}")
+
+
+def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
+    """Spans of long strings that look random (keys, tokens): over 3.5 bits of entropy per
+    character, and letters and digits mixed at random -- the kind of character (lower case,
+    upper case, digit) changes at almost every third position, where words, paths and
+    CamelCase names change it rarely."""
+    spans = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0).strip(".-_~")
+        if len(token) < 24 or "://" in text[max(0, match.start() - 3) : match.start()]:
+            continue
+        kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
+        changes = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
+        if len(set(kinds)) >= 2 and changes >= 0.3 * len(kinds) and _entropy(token) > 3.5:
+            spans.append(match.span())
+    return spans
+
+
+def _entropy(token: str) -> float:
+    counts = Counter(token)
+    n = len(token)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+# -- code, commands, tool output ----------------------------------------------------------
+# Each kind has patterns for where it starts a line or sentence (`*_START`), for anywhere in a
+# sentence (`*_ANYWHERE`), both over folded text; `RAW_SHAPES` read the cleaned text with its
+# case and spacing (upper-case keywords, aligned columns). `WEAK_CODE` lines (a bare `key:`,
+# an indented `key: value`) count only when most lines of a block have some code shape.
+_SHELL_WORDS = (
+    r"sudo|curl|wget|bash|sh|zsh|fish|chmod|chown|rm|mv|cp|dd|mkfs|git|pip3?|pipx|npm|npx|yarn"
+    r"|pnpm|docker|podman|kubectl|helm|terraform|ssh|scp|rsync|nc|ncat|netcat|python3?|node|deno"
+    r"|ruby|perl|php|powershell(?:\.exe)?|pwsh|iex|invoke-webrequest|invoke-expression|iwr"
+    r"|remove-item|set-executionpolicy|new-object|start-process|certutil|bitsadmin|reg|schtasks"
+    r"|crontab|systemctl|service|apt|apt-get|yum|dnf|apk|brew|choco|winget|cargo|gem|go|export"
+    r"|eval|exec|nohup|base64|xargs|tar|unzip|openssl|gpg|mshta|rundll32|regsvr32|wmic|cmd"
+    r"|msiexec|find|history|shred|usermod|useradd|chpasswd|iptables|ufw|mount|vb"
+)
+# Command words that are rarely English words: a flag after them (possibly past a subcommand
+# or two) makes a command anywhere in a sentence.
+_DISTINCT_SHELL = (
+    r"sudo|curl|wget|chmod|chown|rm|dd|git|pip3?|npm|npx|yarn|pnpm|docker|podman|kubectl|helm"
+    r"|terraform|ssh|scp|rsync|nc|ncat|netcat|python3?|powershell(?:\.exe)?|pwsh|iex"
+    r"|invoke-webrequest|remove-item|set-executionpolicy|certutil|bitsadmin|schtasks|crontab"
+    r"|systemctl|apt-get|yum|dnf|brew|choco|winget|cargo|openssl|find|history|shred|usermod"
+    r"|useradd|chpasswd|iptables|ufw|tar|unzip|base64|nohup|mkfs\.\w+"
+)
+COMMAND_START = _any(
+    r"^\s*(?:\$|#|%|>|>>>|ps [a-z]:\\[^>]*>|[a-z]:\\[^>]*>|ps>)\s*(?:" + _SHELL_WORDS + r")\b",
+    rf"^\s*(?:{_SHELL_WORDS})\s+(?:-{{1,2}}[a-z]|[\w.\-]*[/\\~*|><=$@:]|https?:|install\b"
+    r"|exec\b|clone\b|push\b|pull\b|reset\b|config\b|remote\b|commit\b|checkout\b|restart\b"
+    r"|enable\b|disable\b|upgrade\b|uninstall\b|apply\b|-c\b|-e\b|\(|'|\")",
+    rf"^\s*sudo\s+(?:-\w|(?:{_SHELL_WORDS}|[\w.-]*/[\w./-]*|[a-z][\w-]*(?:ctl|mod|add|del|passwd|adm))\b)",
+)
+COMMAND_ANYWHERE = _any(
+    rf"\b(?:{_DISTINCT_SHELL})\s+(?:[\w.:/@~*=-]+\s+){{0,3}}-{{1,2}}[a-z]",
+    rf"\bsudo\s+(?:-\w|(?:{_SHELL_WORDS}|[\w.-]*/[\w./-]*|[a-z][\w-]*(?:ctl|mod|add|del|passwd|adm))\b)",
+    r"\b(?:pip3?|npm|yarn|pnpm|brew|apt-get|gem|cargo) (?:install|add|i) \S",
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\|\s*(?:iex|invoke-expression|python3?|perl|ruby)\b",
+    r"\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r|\bmkfs\.|:\(\)\s*\{\s*:\|:&\s*\};:",
+    r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]*\bhttps?://",
+    r"\(crontab -l|\bcrontab -\s*$|\bchmod\s+(?:-r\s+)?[0-7]{3,4}\b|\bchmod\s+\+x\b",
+    r"\bdd\s+if=|/bin/(?:ba|z|da)?sh\b|>>?\s*~?/[\w./-]+|\S\s*&&\s*\w+|\$\([^)]+\)",
+    r"\becho\s+['\"][^'\"]*['\"]\s*>>?",
+)
+CODE_START = _any(
+    r"^\s*(?:async\s+)?(?:def|function|fn|func)\s+\w+\s*\(|^\s*class\s+\w+\s*[(:{<]",
+    r"^\s*(?:public|private|protected|static)\s+[\w<>\[\]]+\s+\w+|^\s*(?:void|int|char|bool|float|double|long)\s+\*?\w+\s*[(=;\[]",
+    r"^\s*(?:import\s+[\w.]+\s*;?\s*$|package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
+    r"^\s*(?:const|let|var)\s+[\w$]+\s*[=:;]|^\s*return\b[^\n]*;\s*$|^\s*(?:struct|enum|interface|impl|module)\s+\w+\s*[{<(]|^\s*require\s*\(",
+    r"^\s*from [\w.]+ import\b",
+    r"^\s*(?:if|for|while|switch|try|catch|else|elif|except|finally)\b[^\n]*[:{]\s*(?:\w+\([^\n]*)?$",
+    r"[;{]\s*$|^\s*[{}\[\]]\s*[,;]?\s*$|^\s*\}",
+    r"^\s*[\w.\[\]'\"]+\s*(?:=|\+=|-=|:=|==)\s*[\w.'\"(\[{-][^\n]*[()\[\]{}]",
+    r"^\s*[\w.]+\([^\n]*\)\s*;?\s*$",
+    r"^\s*[\[{]\s*\"[\w\-]+\"\s*:|^\s*\"[\w\-]+\"\s*:\s*[\[{\"\d]|^\s*'[\w\-]+'\s*:\s*[\[{'\d]",
+    r"^\s*(?:select\b[^\n]+\bfrom\b|insert into\b|update \w+ set\b|delete from\b|drop table\b"
+    r"|create table\b|alter table\b|grant \w+ on\b|truncate table\b)",
+)
+CODE_ANYWHERE = _any(
+    r"\b(?:eval|exec|system|popen|subprocess\.\w+|os\.system|__import__)\s*\(",
+    r"=>|::\w|\)\s*\{|\w+\([^()\n]*\)\s*;",
+    r"\b(?:def|function|func|fn) \w+\s*\(|\bclass \w+\s*[(:{]|\blambda \w*\s*:",
+    r"\bfor \w+ in [\w.]+\(|\b(?:print|console\.\w+|printf|echo)\s*\(",
+    r"\b\w+\s*=\s*[\w.]+\([^\n]*\)|\bre\.compile\(",
+    r"\b(?:select [\w*, ]+ from \w+|insert into \w+|update \w+ set \w+|delete from \w+"
+    r"|drop table \w+|truncate table \w+)\b|;\s*--",
+    r"<\s*/?\s*(?:script|iframe|img|svg|object|embed|style|link|meta|form|input)\b",
+    r"\{\s*\"[\w\-]+\"\s*:",
+)
+WEAK_CODE = _any(
+    r"^\s*[\w.\-]+:\s*$",
+    r"^\s+[\w.\-]+:(?:\s+\S*)?$|^\s*- [\w.\-]+:\s",
+    r"^\s*(?:result|output|response|returned|status)\s*:",
+    r"^[a-z][\w.\-]*:\s+[\w./\-\"']+$",
+    r"->|\b\w+\.\w+\(",
+)
+TOOL_START = _any(
+    r"^\s*(?:tool|function) (?:result|output|call|response)\b|^\s*(?:stdout|stderr|exit code"
+    r"|return code)\s*[:=]",
+    r"^commit [0-9a-f]{7,40}\b|^(?:author|date|merge):\s",
+    r"^[d\-lcbps][rwxst\-]{9}[.+@]?\s+\d+|^total \d+\s*$",
+    r"^\s*at [\w.$<>]+\([\w.]*(?::\d+)?\)|^\s*caused by: \w|^\s*file \"[^\"]+\", line \d+",
+    r"^(?:passed|failed|error|ok)\b[^\n]*::|^\s*(?:error|warning|fatal|panic|err!)\s*[:!]",
+    r"^\s*(?:observation|action input)\s*:|^\s*(?:thought|action)\s*:\s*[\[{\"]",
+    r"^[\w.-]+ (?:err!|warn!?)\s",
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}:\d{2}\S*\]?\s+\[?(?:info|warn|warning|error|debug|trace|fatal|critical)\b",
+)
+TOOL_ANYWHERE = _any(
+    r"traceback \(most recent call last\)|exception in thread|\bsegmentation fault\b"
+    r"|\bcore dumped\b",
+    r"\b\w+(?:error|exception): ",
+    r"=+ [^\n]*\b(?:passed|failed|error)\b[^\n]*=+|\b\d+ (?:passed|failed)(?:, \d+ \w+)* in [\d.]+s\b",
+    r"\"(?:tool|tool_calls?|function|function_call|arguments|tool_use|tool_name)\"\s*:",
+    r"\[(?:tool|function)\b[^\]]*\]",
+    r"\[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}|\"(?:get|post|put|delete|patch|head) /\S* http/\d",
+)
+RAW_SHAPES = (
+    (
+        "code",
+        re.compile(
+            r"^(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL"
+            r"|VOLUME|HEALTHCHECK)\s+\S"
+        ),
+    ),
+    (
+        "tool_output",
+        re.compile(r"(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
+    ),
+)
