@@ -190,10 +190,12 @@ class MemoryAPI:
         allow_secret: bool = False,
     ) -> NoteResult:
         """A new memory; what an agent stores passes the gate (see `guard.admit`)."""
+        notes.check_new(type_, name, content, category)
         with self._use() as vault:
             warnings = admit(
                 vault,
-                f"{name}\n{content}",
+                content,
+                title=name,
                 source=self.source,
                 where="add",
                 allow_secret=allow_secret,

@@ -18,17 +18,24 @@ from vault_brain.domain.gate import Verdict, judge, redact
 from vault_brain.storage.events import refused
 
 PERSON = "cli"  # the one source that is a person at a keyboard; every other is an agent
-MIN_MEMORY_WORDS = 2
+MIN_MEMORY_WORDS = 1  # a store with no word at all is a fragment
 MAX_MEMORY_CHARS = 16_000
 
 
 def admit(
-    vault: Vault, text: str, *, source: str, where: str, allow_secret: bool = False
+    vault: Vault,
+    text: str,
+    *,
+    source: str,
+    where: str,
+    title: str = "",
+    allow_secret: bool = False,
 ) -> list[str]:
-    """Check a memory before it is written. Raises `RefusedError` for an agent's refused
-    text and for a person's secret (without `allow_secret`); returns warnings for the rest
-    of what a person may keep."""
-    verdict = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS)
+    """Check a memory (its text, and its title if new) before it is written. Raises
+    `RefusedError` for an agent's refused text and for a person's secret (without
+    `allow_secret`); returns warnings for the rest of what a person may keep."""
+    found = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS).reasons
+    verdict = Verdict(tuple(dict.fromkeys(found + judge(title).reasons)))
     if verdict.ok:
         return []
     if source != PERSON:

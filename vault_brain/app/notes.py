@@ -112,15 +112,8 @@ def new_note_bytes(meta: dict[str, Any], body: str) -> bytes:
     return edit_front_matter(b"", meta) + (body.strip() + "\n").encode("utf-8")
 
 
-def add(
-    vault: Vault,
-    type_: str,
-    name: str,
-    content: str,
-    category: str | None = None,
-    tags: list[str] | None = None,
-    pinned: bool = False,
-) -> Note:
+def check_new(type_: str, name: str, content: str, category: str | None) -> str:
+    """The arguments of a new memory checked; returns its type, normalised."""
     type_ = check_choice(type_, WRITABLE_TYPES, "type")
     if not name.strip():
         raise VaultBrainError("a memory needs a name", hint="pass --name 'Short title'")
@@ -132,6 +125,19 @@ def add(
         raise VaultBrainError(
             "an entity needs a category", hint="pass --category people|projects|preferences"
         )
+    return type_
+
+
+def add(
+    vault: Vault,
+    type_: str,
+    name: str,
+    content: str,
+    category: str | None = None,
+    tags: list[str] | None = None,
+    pinned: bool = False,
+) -> Note:
+    type_ = check_new(type_, name, content, category)
     cat = slugify(category or "general")
     now = now_iso()
     folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now[:7]}"

@@ -336,9 +336,20 @@ def _without_secrets(sentence: str, reasons: tuple[str, ...]) -> tuple[str, tupl
     if reasons != ("secret",):
         return sentence, reasons
     cleaned = clean(sentence)
-    for start, end in sorted(set(_secret_spans(cleaned)), reverse=True):
+    for start, end in reversed(_merged(_secret_spans(cleaned))):
         cleaned = cleaned[:start] + _marker("secret") + cleaned[end:]
     return cleaned, _sentence_reasons(cleaned)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping spans as one, in order."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _marker(reason: str) -> str:

@@ -334,12 +334,13 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
     spans = []
     for match in _TOKEN.finditer(text):
         token = match.group(0).strip(".-_~")
-        if len(token) < 24 or "://" in text[max(0, match.start() - 3) : match.start()]:
+        start = match.start() + match.group(0).index(token) if token else match.start()
+        if len(token) < 24 or "://" in text[max(0, start - 3) : start]:
             continue
         kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
         changes = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
         if len(set(kinds)) >= 2 and changes >= 0.3 * len(kinds) and _entropy(token) > 3.5:
-            spans.append(match.span())
+            spans.append((start, start + len(token)))
     return spans
 
 
