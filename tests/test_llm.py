@@ -609,8 +609,9 @@ def test_a_reply_of_the_wrong_shape_is_retried_then_falls_back_offline(
     assert summary.method.startswith("offline (llm failed: ")
     assert "did not return a valid JSON object" in summary.method
     _first, retry = fake_llm.bodies
-    assert "of the shape asked for (decisions: Input should be a valid list)" in (
-        retry["messages"][-1]["content"]
+    assert (
+        "of the shape asked for (decisions: Input should be a valid list)"
+        in (retry["messages"][-1]["content"])
     )
 
 

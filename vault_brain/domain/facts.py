@@ -258,9 +258,7 @@ def extract_facts(
 
     def with_llm(model: JSONChat) -> list[Fact]:
         body = text if len(text) <= _MAX_FACT_TEXT_CHARS else text[:_MAX_FACT_TEXT_CHARS] + " […]"
-        data = model.chat_json(
-            FACTS_SYSTEM, f"Source: {source_id}\n\nText:\n{body}", reply="facts"
-        )
+        data = model.chat_json(FACTS_SYSTEM, f"Source: {source_id}\n\nText:\n{body}", reply="facts")
         return _validated_facts(data, source_id)
 
     facts = run_with_fallback(
