@@ -55,6 +55,8 @@ REFUSED = {
         "card number 4111 1111 1111 1111, exp 04/29",
         "Das WLAN-Passwort lautet Ahorn!Baum42.",
         "STRIPE_SECRET_KEY=sk_live_q8f7Zx9Lm2Nb4Vc6Xz1Aq3Ws",
+        "From the handover doc: MAIL_PASSWORT=Eichhorn!Tanne7",  # after a lead-in
+        "she pasted this into the chat: REDIS_PASS='v9#Qe!xP4@rLm'",
     ],
     "code": [
         "```js\nalert(document.cookie)\n```",
@@ -74,6 +76,7 @@ REFUSED = {
         '{"tool_calls": [{"name": "memory_store", "arguments": "{}"}]}',
         "drwxr-xr-x  2 root root 4096 Jan  1 00:00 secrets\ntotal 8",
         "FAILED tests/test_pay.py::test_refund - AssertionError\n===== 1 failed in 0.42s =====",
+        "my colleague forwarded this: Tool call: purge_archive()\nResult: 312 files gone.",
     ],
 }
 DISGUISES = [
@@ -107,6 +110,7 @@ PASSES = [
     "Check the recipe at https://example.com/recipes/pasta later.",
     "I moved to Lisbon in 2021 and work remotely for a Dutch startup.",
     "My daughter's birthday is on 14 June.",
+    "We set MAX_TOKENS=4000 for the nightly run.",
 ]
 
 

@@ -275,11 +275,15 @@ SECRET = _any(
     r"\beyJ[\w\-]{8,}\.eyJ[\w\-]{8,}\.[\w\-]{8,}",
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
     r"\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-]{16,}=*",
-    r"(?i:\b(?:AccountKey|SharedAccessKey|client_secret|api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?"
-    r"|secret[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key"
-    r"|session[_-]?(?:id|token)|password|passwd|pwd|secret|token)\b[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{6,})",
-    r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|AUTH|CREDENTIALS?)"
-    r"[A-Z0-9_]*\s*=\s*\S+",
+    r"(?i:(?<![a-z0-9])(?:AccountKey|SharedAccessKey|client_secret|api[_-]?key|apikey"
+    r"|access[_-]?key(?:[_-]?id)?|secret[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token"
+    r"|private[_-]?key|session[_-]?(?:id|token)|password|passwort|kennwort|contrase(?:ñ|n)a|senha"
+    r"|passwd|pwd|secret|token)(?:[_-][a-z0-9]+)*\b[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{6,})",
+    r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWORT|KENNWORT|PASS|PWD"
+    r"|AUTH|CREDENTIALS?)[A-Z0-9_]*\s*=\s*\S+",
+    # the same assignment inside a sentence, when its value is not a plain number
+    r"(?<![\w-])[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWORT|KENNWORT|PASS|PWD|AUTH"
+    r"|CREDENTIALS?)[A-Z0-9_]*\s*=\s*(?![\d.,_]+(?:\s|$))\S{4,}",
     r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:[^\s@/]{3,}@",
     r"(?i:\b(?:account|routing|iban|sort code|card|credit card|debit card|cvv|cvc|ssn|social security"
     r"|tax id|passport)(?: number| no\.?| #)?\s*(?:is|:|=)?\s*\d[\d -]{5,}\d)",
@@ -441,6 +445,7 @@ TOOL_ANYWHERE = _any(
     r"=+ [^\n]*\b(?:passed|failed|error)\b[^\n]*=+|\b\d+ (?:passed|failed)(?:, \d+ \w+)* in [\d.]+s\b",
     r"\"(?:tool|tool_calls?|function|function_call|arguments|tool_use|tool_name)\"\s*:",
     r"\[(?:tool|function)\b[^\]]*\]",
+    r"\b(?:tool|function) (?:call|result|output)\s*:\s*[\w.\-]+\s*\(",
     r"\[\d{2}/\w{3}/\d{4}:\d{2}:\d{2}:\d{2}|\"(?:get|post|put|delete|patch|head) /\S* http/\d",
 )
 RAW_SHAPES = (
