@@ -87,13 +87,21 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def load_script(name: str) -> Any:
-    """A script of `scripts/` as a module (the tests run what the figures come from)."""
+    """A script of `scripts/` as a module (the tests run what the figures come from),
+    registered in sys.modules as dataclasses and pickling expect."""
     import importlib.util
 
+    if name in sys.modules:
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 

@@ -195,7 +195,7 @@ def test_pre_compact_imports_the_transcript_once_and_flushes(vault: Path, transc
     flushes = [r for r in records if r["type"] == "flush"]
     assert len(flushes) == 1 and flushes[0]["through"] == 7
     people = (vault / "entities/people/alice-kim.md").read_text(encoding="utf-8")
-    assert "Alice Kim works at Contoso as lead engineer." in people
+    assert "- Alice Kim works at Contoso as lead engineer (from session claude-" in people
     preference = "\n".join(p.read_text() for p in (vault / "entities/preferences").glob("*.md"))
     assert "meetings before 10 am on weekdays" in preference
 

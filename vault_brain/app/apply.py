@@ -108,7 +108,15 @@ def _change(action: Action) -> Callable[[bytes], bytes]:
     note changed meanwhile)."""
 
     def change(raw: bytes) -> bytes:
-        new = edit_front_matter(raw, action.keys, where=action.path)
+        keys = dict(action.keys)
+        if action.extend:
+            meta = parse_text(raw).meta
+            for key, items in action.extend.items():
+                current = meta.get(key)
+                have = list(current) if isinstance(current, list) else []
+                have = have or ([current] if isinstance(current, str) and current else [])
+                keys[key] = have + [x for x in items if x not in have]
+        new = edit_front_matter(raw, keys, where=action.path)
         if action.op == "append" and action.content:
             body = parse_text(raw).body.rstrip("\n")
             new = replace_body(new, f"{body}\n\n{action.content.strip()}\n")

@@ -1,5 +1,8 @@
 """Routing facts to entity notes: append to the note that exists, create the one that does
-not, never twice the same statement. Shared by promotion and the memory flush."""
+not, never twice the same statement (nor one that says nothing the note does not already
+say), and a statement that fills the slot of an older one ("lives in York" after "lives in
+Leeds") supersedes it: the old line stays, the new one says what it replaces and the note's
+`supersedes` list names it. Shared by promotion and the memory flush."""
 
 from __future__ import annotations
 
@@ -8,11 +11,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.app.vault import Vault
+from vault_brain.domain.capture import slot_of
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.plan import Action
-from vault_brain.domain.text import slugify
+from vault_brain.domain.text import content_words, slugify
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
 
@@ -29,10 +33,26 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-def fact_key(line: str) -> str:
-    """A fact line without its bullet and provenance, for de-duplication."""
+# A statement whose content words overlap an older one's this much says nothing new.
+NEAR_DUPLICATE = 0.8
+
+
+def statement_of(line: str) -> str:
+    """A fact line without its bullet and provenance."""
     text = line.strip().removeprefix("- ")
-    return " ".join(text.split(" (from ", 1)[0].split()).lower().rstrip(".")
+    return " ".join(text.split(" (from ", 1)[0].split()).rstrip(".")
+
+
+def fact_key(line: str) -> str:
+    """A fact line reduced for exact de-duplication."""
+    return statement_of(line).lower()
+
+
+def says_nothing_new(words: set[str], older: set[str]) -> bool:
+    """True when a statement's content words are all in an older one, or nearly the same."""
+    if not words or not older:
+        return False
+    return words <= older or len(words & older) / len(words | older) >= NEAR_DUPLICATE
 
 
 class EntityFeed:
@@ -47,6 +67,7 @@ class EntityFeed:
         self.rows = rows
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
+        self.replacing: dict[str, str] = {}  # a fact line -> the older statement it supersedes
 
     def target(self, rel: str) -> dict[str, Any] | None:
         if rel in self.targets:
@@ -54,20 +75,30 @@ class EntityFeed:
         parts = PurePosixPath(rel)
         category, slug = parts.parts[1], parts.stem
         full = self.vault.paths.note(rel)
-        base = {"lines": [], "gain": 0.0, "sources": [], "category": category}
+        base: dict[str, Any] = {
+            "lines": [],
+            "gain": 0.0,
+            "sources": [],
+            "category": category,
+            "supersedes": [],
+        }
         if full.exists():
             raw = full.read_bytes()
             parsed = parse_text(raw)
             if parsed.error or not _is_utf8(raw):
                 return None  # vb never edits a note it cannot read safely
             row = self._row(rel)
-            target = {
+            target: dict[str, Any] = {
                 **base,
                 "exists": True,
                 "id": row["id"] if row else f"entity-{category}-{slug}",
                 "title": row["title"] if row else slug,
                 "base": row["credit"] if row else self.initial,
-                "known": {fact_key(line) for line in parsed.body.splitlines()},
+                "statements": [
+                    statement_of(line)
+                    for line in parsed.body.splitlines()
+                    if line.strip() and not line.lstrip().startswith("#")
+                ],
             }
         else:
             new_id = f"entity-{category}-{slug}"
@@ -75,7 +106,9 @@ class EntityFeed:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
             target = {**base, "exists": False, "id": new_id, "title": title}
-            target.update({"base": self.initial, "known": set()})
+            target.update({"base": self.initial, "statements": []})
+        target["known"] = {s.lower() for s in target["statements"]}
+        target["words"] = [content_words(s) for s in target["statements"]]
         self.targets[rel] = target
         return target
 
@@ -88,23 +121,51 @@ class EntityFeed:
         return None if found is None else {**found, "credit": self.initial}
 
     def fresh(self, facts: Iterable[Fact], provenance: str) -> dict[str, list[str]]:
-        """Fact lines per entity path that no target holds yet (nothing is committed)."""
+        """Fact lines per entity path that say something its note does not say yet (nothing
+        is committed until `accept`)."""
         out: dict[str, list[str]] = {}
         for fact in facts:
             rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
             target = self.target(rel)
             if target is None:
                 continue
-            line = f"- {fact.statement.strip()} ({provenance})"
-            key = fact_key(line)
-            if key in target["known"] or any(fact_key(x) == key for x in out.get(rel, [])):
+            statement = statement_of(fact.statement)
+            words = content_words(statement)
+            pending = [statement_of(x) for x in out.get(rel, [])]
+            if statement.lower() in target["known"] or statement.lower() in (
+                p.lower() for p in pending
+            ):
                 continue
+            older = [*target["words"], *(content_words(p) for p in pending)]
+            if any(says_nothing_new(words, w) for w in older):
+                continue
+            replaced = self._superseded(fact, [*target["statements"], *pending])
+            note = f"; supersedes: {replaced}" if replaced else ""
+            line = f"- {statement} ({provenance}{note})"
+            if replaced:
+                self.replacing[line] = replaced
             out.setdefault(rel, []).append(line)
         return out
 
+    @staticmethod
+    def _superseded(fact: Fact, statements: list[str]) -> str | None:
+        """The latest older statement filling the same slot as this fact, if any."""
+        if not fact.slot:
+            return None
+        for older in reversed(statements):
+            if slot_of(fact.kind, fact.subject, older) == fact.slot:
+                return older
+        return None
+
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:
         target = self.targets[rel]
-        target["known"].update(fact_key(x) for x in lines)
+        for line in lines:
+            statement = statement_of(line)
+            target["known"].add(statement.lower())
+            target["statements"].append(statement)
+            target["words"].append(content_words(statement))
+            if line in self.replacing:
+                target["supersedes"].append(self.replacing[line])
         target["lines"] += lines
         target["gain"] += gain
         if source not in target["sources"]:
@@ -124,7 +185,8 @@ class EntityFeed:
                     if target["gain"]
                     else {"updated": now_iso()}
                 )
-                out.append(Action("append", rel, why, keys, text, target["id"]))
+                extend = {"supersedes": target["supersedes"]} if target["supersedes"] else {}
+                out.append(Action("append", rel, why, keys, text, target["id"], extend))
                 continue
             meta = {
                 "id": target["id"],
@@ -136,6 +198,8 @@ class EntityFeed:
                 "updated": now_iso(),
                 "credit": credit,
             }
+            if target["supersedes"]:
+                meta["supersedes"] = target["supersedes"]
             out.append(
                 Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
             )

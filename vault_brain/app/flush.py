@@ -1,9 +1,12 @@
 """Memory flush: durable memories from a session's messages, before they are compacted away.
 
-Offline: heuristic capture (safety filters, confidence and importance gates, a cap per
-message) routes preferences and facts to entity notes and writes one episode note for the
-span, with the summary and the decisions. With an LLM: facts are extracted by the model and
-reconciled against the nearest existing notes (ADD / UPDATE / DELETE / NONE). Every capture
+Offline: capture (the gate's safety filters, clause rules per kind, a cap per message)
+routes each statement to its entity note (the user's identity, decisions and plans to
+`entities/people/user.md`, their preferences to `entities/preferences/user.md`, a named
+person's facts to `entities/people/<name>.md`, a project's to
+`entities/projects/<name>.md`) and writes one episode note for the span, with the summary
+and the decisions. With an LLM: the model reconciles the captured statements against the
+nearest existing notes (ADD / UPDATE / DELETE / NONE). Every capture
 names its session and message ids; flushed spans are recorded in the transcript, so flushing
 the same messages twice writes nothing new.
 """
@@ -23,7 +26,7 @@ from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.errors import LLMError
-from vault_brain.domain.facts import Fact, extract_facts
+from vault_brain.domain.facts import facts_of
 from vault_brain.domain.gate import REASONS, prose_sentences
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
@@ -95,11 +98,10 @@ def flush(
         candidates = _reconcile_with_llm(vault, llm, report.candidates, feed, result, session)
     else:
         candidates = report.candidates
-    for candidate in candidates:
-        if candidate.kind == "decision":
-            continue  # decisions belong to the episode of this span
-        facts = _facts_of(candidate)
-        fresh = feed.fresh(facts, f"from session {session}, {candidate.message_id}")
+    named = {c.subject for c in candidates if c.subject != "user"}
+    people = {n for n in named if vault.paths.note(f"entities/people/{slugify(n)}.md").exists()}
+    for candidate, fact in zip(candidates, facts_of(candidates, session, people), strict=True):
+        fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}")
         for rel, lines in fresh.items():
             feed.accept(rel, lines, f"{session}/{candidate.message_id}")
             result.captured.append(
@@ -141,16 +143,6 @@ def flush(
         },
     )
     return result
-
-
-def _facts_of(candidate: Candidate) -> list[Fact]:
-    """Subject and category for a captured sentence (preferences fall back to the user)."""
-    facts = extract_facts(candidate.text, candidate.message_id)
-    if facts:
-        return facts
-    if candidate.kind == "preference":
-        return [Fact("user", "preferences", candidate.text, candidate.confidence)]
-    return []
 
 
 def _protected(vault: Vault, rel: str) -> str | None:
@@ -214,7 +206,7 @@ def _reconcile_with_llm(
 
     ADD keeps the candidate; UPDATE appends the corrected fact and records what it
     supersedes; DELETE archives the contradicted note; NONE drops the candidate."""
-    facts = [c for c in candidates if c.kind != "decision"]
+    facts = list(candidates)
     if not facts:
         return candidates
     searcher = vault.searcher
@@ -238,7 +230,7 @@ def _reconcile_with_llm(
         result.plan.notes.append(f"LLM reconciliation failed ({exc.message}); kept every fact")
         return candidates
     result.plan.method = "llm"
-    keep = [c for c in candidates if c.kind == "decision"]
+    keep: list[Candidate] = []
     decided: set[int] = set()
     for op in answer.get("operations") or []:
         if not isinstance(op, dict) or not isinstance(op.get("fact"), int):
@@ -266,11 +258,20 @@ def _reconcile_with_llm(
             keep.append(cand)
         elif kind == "UPDATE" and target is not None and target["path"].startswith("entities/"):
             old = str(op.get("old") or "").strip()
-            line = f"- {cand.text} (from session {session}, {cand.message_id})"
-            keys = {"updated": now_iso(), "supersedes": [old] if old else []}
+            note = f"; supersedes: {old}" if old else ""
+            line = f"- {cand.text} (from session {session}, {cand.message_id}{note})"
             why = f"updates {target['id']}: {reason or 'refined by the session'}"
+            extend = {"supersedes": [old]} if old else {}
             result.plan.actions.append(
-                Action("append", target["path"], why, keys, line, target["id"])
+                Action(
+                    "append",
+                    target["path"],
+                    why,
+                    {"updated": now_iso()},
+                    line,
+                    target["id"],
+                    extend,
+                )
             )
             entity = feed.target(target["path"])
             if entity is not None:

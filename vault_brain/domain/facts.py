@@ -1,18 +1,17 @@
 """Durable facts from text: people, projects and preferences, each naming its source;
-offline heuristics or the model."""
+offline by the capture rules (domain/capture.py), or by the model."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
+from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
 from vault_brain.domain.errors import LLMError
-from vault_brain.domain.gate import judge, prose_sentences
+from vault_brain.domain.gate import judge
 from vault_brain.domain.notes import ENTITY_CATEGORIES
-from vault_brain.domain.text import wordset
 
 _MAX_FACT_TEXT_CHARS = 12000
 
@@ -21,7 +20,8 @@ FACTS_SYSTEM = (
     '{"facts": [{"subject": str, "category": "people" | "projects" | "preferences", '
     '"statement": str, "confidence": number from 0 to 1}]}. Keep only facts that will matter in '
     "later conversations: who people are and where they work, project status, decisions and "
-    'deadlines, stable preferences. Use the subject "user" for the user\'s own preferences. '
+    'deadlines, stable preferences. Use the subject "user" for facts about the user (category '
+    '"preferences" for their preferences, "people" for who they are). '
     "statement: one short third-person sentence. Skip questions, code, small talk and anything "
     'that gives instructions. Reply {"facts": []} when there are none.'
 )
@@ -35,163 +35,51 @@ class Fact:
     confidence: float
     source_id: str = ""
     method: str = METHOD_OFFLINE
+    kind: str = ""  # the capture kind (identity, person, ...) when captured offline
+    slot: str | None = None  # what the statement fills, so a later one can supersede it
 
 
-_MIN_FACT_WORDS = 4
-_MAX_FACT_WORDS = 40
 _MAX_FACT_CHARS = 280
-_NAME = r"[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?"
-_ADVERB = r"(?:(?:really|strongly|usually|generally|also|definitely|still|much|absolutely)\s+)?"
-_FIRST_PERSON_PREF = re.compile(
-    rf"^I\s+(?P<adverb>{_ADVERB})(?P<verb>prefer|like|love|hate|dislike|want|enjoy|always|never|usually|"
-    r"don't like|do not like|can't stand|cannot stand)\b(?P<rest>.*)$",
-    re.DOTALL,
-)
-_FAVOURITE = re.compile(r"^My\s+(?P<rest>(?:favou?rite|preferred)\b.*)$", re.DOTALL)
-_THIRD_PERSON_PREF = re.compile(
-    rf"^(?P<subj>{_NAME})\s+{_ADVERB}(?:prefers|likes|loves|hates|dislikes|wants|enjoys|always|"
-    r"never|can't stand|doesn't like|does not like)\b"
-)
-_PERSON_VERB = re.compile(
-    rf"^(?P<subj>{_NAME})\s+(?:works (?:at|for|on|as|with)|lives in|moved to|joined|leads|"
-    r"manages|reports to|is based in|was born|studied|speaks|is married|started at)\b"
-)
-_PERSON_IS = re.compile(rf"^(?P<subj>{_NAME})\s+(?:is|was)\s+(?P<rest>.*)$", re.DOTALL)
-_PERSON_MARKER = re.compile(
-    r"\b(?:engineer|developer|designer|manager|lead|founder|co-founder|ceo|cto|cfo|coo|vp|"
-    r"director|head|colleague|coworker|co-worker|friend|boss|client|contractor|intern|teammate|"
-    r"wife|husband|partner|sister|brother|mother|father|mom|dad|son|daughter|cousin|uncle|aunt|"
-    r"allergic|vegetarian|vegan|years old|birthday|on vacation|on leave|out of office|"
-    r"based in|scientist|researcher|analyst|architect|consultant|recruiter|student|"
-    r"professor|doctor|nurse|teacher|writer|owner|maintainer|reviewer)\b",
-    re.IGNORECASE,
-)
-_PROJECT_NAMES = (
-    re.compile(r"\b[Pp]roject\s+(?P<name>[A-Z][\w-]+)"),
-    re.compile(r"\b(?P<name>[A-Z][\w-]+)\s+project\b"),
-    re.compile(r"\b(?P<name>[A-Z][\w-]+)\s*\(project\)"),
-)
-_PROJECT_MARKER = re.compile(
-    r"\b(?:project|deadline|due|launch(?:es|ed)?|release[sd]?|ships?|shipped|milestone|status|"
-    r"decid\w*|decision|blocked|sprint|scope|budget|priority|on track|behind schedule|delayed|"
-    r"postponed|kick-?off|demo|roadmap|v\d[\w.]*)\b",
-    re.IGNORECASE,
-)
-_NOT_SUBJECTS = wordset(
-    """The This That These Those It He She They We You There Here What When Where Why How Who
-    Which Everyone Everybody Nobody Someone Somebody Anyone Each Every Our My Your Their His Her
-    Its One Some Many Most All Both Neither Either If But And So Then Also Yes No Maybe User"""
-)
-_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "can": "can"}
-_PRONOUNS = (
-    (r"\bmy\b", "their"),
-    (r"\bMy\b", "Their"),
-    (r"\bme\b", "them"),
-    (r"\bmyself\b", "themselves"),
-    (r"\bI'm\b", "they're"),
-    (r"\bI\b", "they"),
-)
 
 
-def _third_person(verb: str) -> str:
-    lower = verb.lower()
-    if lower in _IRREGULAR:
-        return _IRREGULAR[lower]
-    if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", lower):
-        return verb[:-1] + "ies"
-    return verb + "s"
+def category_of(kind: str, subject: str, people: Collection[str] = ()) -> str:
+    """The entity folder a captured statement belongs in: the user's preferences in
+    `preferences`, the user's other facts and every named person's in `people`, a project's
+    in `projects`; a decision or event about someone else goes to `people` when that subject
+    is a person (`people`: the names known as persons), else to `projects`."""
+    if subject == "user":
+        return "preferences" if kind == "preference" else "people"
+    if kind == "person" or subject in people:
+        return "people"
+    return "projects"
 
 
-def _user_statement(match: re.Match[str]) -> str:
-    verb = match.group("verb")
-    adverb = match.group("adverb")
-    rest = match.group("rest")
-    for pattern, repl in _PRONOUNS:
-        rest = re.sub(pattern, repl, rest)
-    conjugated = {
-        "don't like": "doesn't like",
-        "do not like": "does not like",
-        "can't stand": "can't stand",
-        "cannot stand": "cannot stand",
-    }.get(verb)
-    if conjugated is None and verb in ("always", "never", "usually"):
-        follow = re.match(r"(\s+)([a-z]+)(.*)$", rest, re.DOTALL)
-        if follow:
-            rest = f"{follow.group(1)}{_third_person(follow.group(2))}{follow.group(3)}"
-        conjugated = verb
-    return f"User {adverb}{conjugated or _third_person(verb)}{rest}"
-
-
-def _fact_candidate(sentence: str) -> bool:
-    words = sentence.split()
-    return (
-        _MIN_FACT_WORDS <= len(words) <= _MAX_FACT_WORDS
-        and len(sentence) <= _MAX_FACT_CHARS
-        and not sentence.rstrip().endswith("?")
-    )
-
-
-def _subject(name: str) -> str | None:
-    name = re.sub(r"['’]s$", "", name.strip())
-    first = name.split()[0]
-    if first in _NOT_SUBJECTS:
-        return None
-    return name
-
-
-def _classify_fact(sentence: str, projects: list[str]) -> tuple[str, str, str, float] | None:
-    """(subject, category, statement, confidence) for one sentence, or None."""
-    match = _FIRST_PERSON_PREF.match(sentence)
-    if match:
-        return "user", "preferences", _user_statement(match), 0.8
-    match = _FAVOURITE.match(sentence)
-    if match:
-        return "user", "preferences", f"User's {match.group('rest')}", 0.8
-    match = _THIRD_PERSON_PREF.match(sentence)
-    subject = _subject(match.group("subj")) if match else None
-    if subject and subject not in projects:
-        return subject, "preferences", sentence, 0.6
-    for project in projects:
-        if re.search(rf"\b{re.escape(project)}\b", sentence) and _PROJECT_MARKER.search(sentence):
-            return project, "projects", sentence, 0.6
-    match = _PERSON_VERB.match(sentence)
-    subject = _subject(match.group("subj")) if match else None
-    if subject:
-        return subject, "people", sentence, 0.6
-    match = _PERSON_IS.match(sentence)
-    subject = _subject(match.group("subj")) if match else None
-    if match and subject and _PERSON_MARKER.search(match.group("rest")):
-        return subject, "people", sentence, 0.5
-    return None
+def facts_of(
+    candidates: Iterable[Candidate], source_id: str, people: Collection[str] = ()
+) -> list[Fact]:
+    """Captured statements as facts, each routed to its entity folder."""
+    items = list(candidates)
+    persons = set(people) | {c.subject for c in items if c.kind == "person"}
+    return [
+        Fact(
+            c.subject,
+            category_of(c.kind, c.subject, persons),
+            c.text,
+            c.confidence,
+            source_id,
+            METHOD_OFFLINE,
+            c.kind,
+            c.slot,
+        )
+        for c in items
+    ]
 
 
 def extract_facts_offline(text: str, source_id: str, method: str = METHOD_OFFLINE) -> list[Fact]:
-    """Heuristic capture: preferences, people and project facts, in order of appearance."""
-    prose, _ = prose_sentences(text)
-    projects: list[str] = []
-    for sentence in prose:
-        for pattern in _PROJECT_NAMES:
-            for found in pattern.finditer(sentence):
-                name = found.group("name")
-                if name not in projects and name not in _NOT_SUBJECTS and name != "The":
-                    projects.append(name)
-    facts: list[Fact] = []
-    seen: set[tuple[str, str, str]] = set()
-    for sentence in prose:
-        if not _fact_candidate(sentence):
-            continue
-        found_fact = _classify_fact(sentence, projects)
-        if found_fact is None:
-            continue
-        subject, category, statement, confidence = found_fact
-        key = (category, subject.lower(), " ".join(statement.lower().split()))
-        if key in seen:
-            continue
-        seen.add(key)
-        facts.append(Fact(subject, category, statement, confidence, source_id, method))
-    return facts
+    """The capture rules of a conversation (domain/capture.py) applied to a note's text, read
+    as the user's own words."""
+    found = capture([{"role": "user", "content": text, "id": source_id}]).candidates
+    return [replace(f, method=method) for f in facts_of(found, source_id)]
 
 
 def _clamp(value: object) -> float:

@@ -21,6 +21,8 @@ class Action:
     keys: dict[str, Any] = field(default_factory=dict)
     content: str | None = None  # create: the whole file; append: text added to the body
     id: str | None = None
+    extend: dict[str, list[str]] = field(default_factory=dict)
+    """List keys that gain these items (those not yet there), read when the note is written."""
 
     def describe(self) -> str:
         if self.op == "create":

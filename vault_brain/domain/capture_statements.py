@@ -1,0 +1,207 @@
+"""How a chat clause becomes a stored statement, for offline capture: who its subject is
+("I", "we", "it"), the first-person opening put in the third person ("I'm a nurse" ->
+"User is a nurse"), and back again so a stored statement can be read by the same rules;
+and what a clause says of an event or a piece of work (whose event it is, a milestone, the
+stack).
+"""
+
+from __future__ import annotations
+
+import re
+
+from vault_brain.domain.capture_clauses import strip_label
+from vault_brain.domain.capture_words import DATE, DEADLINE, NAME_WORD, RELATION
+
+_STARTS_FIRST_PERSON = re.compile(
+    r"^(?:i|i'm|im|i've|i'd|i'll|i’m|we|we're|we've|we'll|we'd|let's|lets|me|us)\b"
+    rf"|^(?:my|our)\s+(?!(?:[\w'’-]+\s+){{0,3}}(?i:{RELATION})\b)|\band\s+i\b",
+    re.IGNORECASE,
+)
+_SINGULAR = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|i’m)\b|\bi(?:'ve| have)?\s+decided\b", re.I)
+
+
+def starts_first_person(core: str) -> bool:
+    """The clause's subject is the user ("I...", "we...", "my flat...", "Ana and I...")."""
+    return bool(_STARTS_FIRST_PERSON.search(strip_label(core)))
+
+
+def starts_singular(core: str) -> bool:
+    """The clause's subject is the user alone ("I've decided...", not "we" or "let's")."""
+    return bool(_SINGULAR.search(strip_label(core)))
+
+
+_CONTINUES = re.compile(
+    r"^(?:it|it's|it’s|its|it'll|it\s+\w+s)\b|^(?:runs|uses|ships|launches|goes|needs|has|is|was"
+    r"|will|should|targets|supports|depends|covers|started|starts|began|ends|went)\b",
+    re.IGNORECASE,
+)
+
+
+def continues_subject(core: str) -> bool:
+    """ "It runs on X" / "runs on X": a clause whose subject is the thing just named."""
+    return bool(_CONTINUES.match(core))
+
+
+def with_subject(core: str, name: str) -> str:
+    """The clause with its pronoun or missing subject replaced by the name."""
+    for pattern, repl in ((r"^(?:it's|it’s)\b", f"{name} is"), (r"^its\b", f"{name}'s")):
+        if re.match(pattern, core, re.IGNORECASE):
+            return re.sub(pattern, repl, core, count=1, flags=re.IGNORECASE)
+    if re.match(r"^it\b", core, re.IGNORECASE):
+        return name + core[2:]
+    return f"{name} {core}"
+
+
+_THIRD = [
+    (re.compile(r"^(?:i'?m|i’m|im|i am)\b", re.I), "User is"),
+    (re.compile(r"^(?:i'?ve|i’ve|i have)\b", re.I), "User has"),
+    (re.compile(r"^(?:i'?d|i’d|i would)\b", re.I), "User would"),
+    (re.compile(r"^(?:i'?ll|i’ll|i will)\b", re.I), "User will"),
+    (re.compile(r"^i\s+(?:don't|do not)\b", re.I), "User doesn't"),
+    (re.compile(r"^my\s+name(?:'s|\s+is)\b", re.I), "User's name is"),
+    (re.compile(r"^call\s+me\b", re.I), "User goes by"),
+]
+_MODAL = re.compile(
+    r"^i\s+(can't|cannot|can|could|should|must|was|never|always|really|also|only|usually"
+    r"|mostly|just|still|generally|normally)\b",
+    re.IGNORECASE,
+)
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
+_NO_S = {"can", "can't", "cannot", "could", "should", "must", "was", "a", "an", "the", "not"}
+
+
+def third_person(core: str) -> str:
+    """A first-person opening in the third person ("I'm a nurse" -> "User is a nurse",
+    "I really dislike X" -> "User really dislikes X"); other clauses unchanged."""
+    text = core[:1].upper() + core[1:]
+    for pattern, repl in _THIRD:
+        if pattern.match(text):
+            return pattern.sub(repl, text, count=1)
+    modal = _MODAL.match(text)
+    if modal:
+        word = modal.group(1)
+        rest = text[modal.end() :]
+        follow = re.match(r"\s+(\w+)\b", rest)
+        if word.lower() in _NO_S or not follow or follow.group(1).lower() in _NO_S:
+            return f"User {word}{rest}"
+        return f"User {word} {_s_form(follow.group(1))}{rest[follow.end() :]}"
+    verb = re.match(r"^i\s+(\w+)\b", text, re.IGNORECASE)
+    if verb:
+        return f"User {_s_form(verb.group(1))}{text[verb.end() :]}"
+    return text
+
+
+def _s_form(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower.endswith(("ed", "s")) or lower in _NO_S:
+        return verb
+    if re.search(r"(?:sh|ch|x|z|o)$", lower):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lower):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_FIRST = [
+    (re.compile(r"^User's name is\b"), "my name is"),
+    (re.compile(r"^User goes by\b"), "I go by"),
+    (re.compile(r"^User is\b"), "I'm"),
+    (re.compile(r"^User has\b"), "I've"),
+    (re.compile(r"^User would\b"), "I'd"),
+    (re.compile(r"^User will\b"), "I'll"),
+    (re.compile(r"^User doesn't\b"), "I don't"),
+]
+
+
+def first_person(text: str) -> str:
+    """A stored third-person statement back in the first person ("User leads X" -> "I lead
+    X"), so the slot rules written for chat apply to it."""
+    for pattern, repl in _FIRST:
+        if pattern.match(text):
+            return pattern.sub(repl, text, count=1)
+    match = re.match(r"^User\s+(?:([a-z]+ly|also|only|just|still|always|never)\s+)?(\w+)\b", text)
+    if not match:
+        return text
+    verb = match.group(2)
+    if verb.endswith("ies"):
+        verb = verb[:-3] + "y"
+    elif re.search(r"(?:ch|sh|x|z|o)es$", verb):
+        verb = verb[:-2]
+    elif verb.endswith("s") and not verb.endswith("ss"):
+        verb = verb[:-1]
+    adverb = f"{match.group(1)} " if match.group(1) else ""
+    return f"I {adverb}{verb}{text[match.end() :]}"
+
+
+# ---------------------------------------------------------------------------------------
+# what an event or a piece of work says
+
+_ASKS_FOR = re.compile(r"\b(?:needs|wants|expects|asked for|asks for|requires)\b", re.IGNORECASE)
+_WANTS_ME = re.compile(
+    r"\b(?:wants|needs|expects|asked|invited|booked|signed)\s+(?:me|us)\s+(?:at|to|for|on|in|up)\b",
+    re.IGNORECASE,
+)
+# "by the group meeting on 6 June": due by an event that has a date.
+_BY_EVENT = re.compile(
+    rf"\b(?i:by|before)\s+(?i:the|our|my)\s+(?:[\w-]+\s+){{1,3}}(?i:on|in)\s+(?:{DATE.pattern})"
+)
+
+
+def wants_user(core: str) -> bool:
+    """Someone wants the user somewhere ("my boss wants me at the fair"): the user's event."""
+    return bool(_WANTS_ME.search(core))
+
+
+def asks_by_date(core: str) -> bool:
+    """Someone asks for work by a date ("wants results by the group meeting on 6 June")."""
+    return bool(_ASKS_FOR.search(core) and (DEADLINE.search(core) or _BY_EVENT.search(core)))
+
+
+_STATUS = re.compile(
+    r"\b(?:release[sd]?|launch(?:es|ed)?|ship(?:s|ping|ped)?|live|deadline|due|milestone|beta"
+    r"|alpha|version|deploy(?:ed)?|migrat\w*|cutover|funded|funding|budget|stack|runs on"
+    r"|built (?:with|in|on)|written in|stars|users|downloads|roadmap|status|on track|behind"
+    r"|delayed|slip\w*|page|demo|go-live|submission|review|opening\s+night|premiere|rehearsals?"
+    r"|sessions?|performances?|first\s+night|dress\s+rehearsal)\b|(?<![/\w.])v?\d+\.\d+\b",
+    re.IGNORECASE,
+)
+
+
+_STACK = re.compile(
+    r"\b(?:backend|back-end|frontend|front-end|stack|database|hosted|hosting|written\s+in"
+    r"|built\s+(?:with|in|on)|runs\s+on|users|customers|subscribers|beta|alpha|mvp|launch(?:es|ed)?"
+    r"|release[sd]?|ships?|shipping|go-live|goes\s+live|deadline|milestone|roadmap|funded"
+    r"|funding)\b|(?<![/\w.])v?\d+\.\d+\b",
+    re.IGNORECASE,
+)
+
+
+def is_stack_or_status(core: str) -> bool:
+    """Stack, users, release or deadline: what is said of a product or piece of work."""
+    return bool(_STACK.search(core))
+
+
+def starts_with_date(core: str) -> bool:
+    """A clause that opens with its date and has no subject ("Saturday 17 May, at the hall")."""
+    match = DATE.match(strip_label(core))
+    return bool(match)
+
+
+def is_milestone(core: str) -> bool:
+    """Status, stack or size of a piece of work ("release", "ships", "v2.1", "budget")."""
+    return bool(_STATUS.search(core))
+
+
+# "We use X rather than Y", "we're using X": the stack of the work being talked about.
+_USES = re.compile(
+    r"^(?i:(?:we|i)(?:'re|\s+are|'m|\s+am)?\s+(?:(?:now|mostly|only|still|just)\s+)?(?:use|using"
+    r"|build\s+(?:it\s+)?(?:on|with)|building\s+(?:it\s+)?(?:on|with)|deploy\s+(?:it\s+)?(?:on|to)))\s+"
+    rf"(?:[\w.+#-]+\s+)?{NAME_WORD}"
+)
+
+
+def is_project_status(core: str) -> bool:
+    """A milestone, the stack, or anything dated, about a piece of work."""
+    return bool(_STATUS.search(core) or DATE.search(core) or _USES.search(core))
