@@ -1,8 +1,11 @@
 """A real HTTP server on 127.0.0.1 that speaks the Chat Completions protocol, for tests.
 
 Script it per test with a queue of canned replies and faults; it records every request so a test
-can assert what was sent. Use the `fake_llm` fixture (import it into the test module): it starts
-the server, points `VB_LLM_*` at it, and stops it at teardown.
+can assert what was sent. A reply can be an event stream (`reply_stream`: Chat Completions
+chunks, written one by one with a pause between them), and other paths can be given replies of
+their own (`routes`, for GET or POST: `/v1/models`, `/v1/embeddings`, ...). Use the `fake_llm`
+fixture (import it into the test module): it starts the server, points `VB_LLM_*` at it, and
+stops it at teardown.
 
     from fake_llm_server import FakeLLMServer, fake_llm  # noqa: F401  (fixture)
 
@@ -38,6 +41,9 @@ class Canned:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunks: list[bytes] | None = None
+    """Written one by one (after `body`), `chunk_delay` apart, then the connection closes."""
+    chunk_delay: float = 0.0
 
 
 @dataclass
@@ -77,6 +83,35 @@ def completion(
     }
 
 
+def stream_chunks(
+    pieces: list[str],
+    *,
+    tool_calls: list[dict[str, Any]] | None = None,
+    model: str = MODEL,
+) -> list[bytes]:
+    """A Chat Completions event stream: a role chunk, one chunk per text piece, one per tool
+    call (the OpenAI delta format), a finish chunk, then `data: [DONE]`."""
+    created = int(time.time())
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk = {
+            "id": "chatcmpl-fake-stream",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    out = [event({"role": "assistant", "content": ""})]
+    out += [event({"content": piece}) for piece in pieces]
+    for index, call in enumerate(tool_calls or []):
+        out.append(event({"tool_calls": [{"index": index, **call}]}))
+    out.append(event({}, "tool_calls" if tool_calls else "stop"))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
 class FakeLLMServer:
     """The server, its reply queue and the requests it received."""
 
@@ -86,7 +121,10 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self.requests: list[Recorded] = []
         # answers requests when the queue is empty: parsed request body -> completion body
-        self.responder: Callable[[Any], dict[str, Any]] | None = None
+        self.responder: Callable[[Any], dict[str, Any] | Canned] | None = None
+        # replies for other paths than /v1/chat/completions, by path (without the query)
+        self.routes: dict[str, Callable[[Recorded], Canned]] = {}
+        self.max_requests = MAX_REQUESTS
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -160,6 +198,10 @@ class FakeLLMServer:
         error = {"error": {"message": message, "type": "server_error", "code": str(status)}}
         self.enqueue(Canned(status, json.dumps(error).encode(), headers=headers), times)
 
+    def reply_stream(self, pieces: list[str], *, chunk_delay: float = 0.0, **kwargs: Any) -> None:
+        """An event stream of `pieces` (see `stream_chunks`), `chunk_delay` seconds apart."""
+        self.enqueue(streamed(pieces, chunk_delay=chunk_delay, **kwargs))
+
     def reply_raw(
         self, body: bytes, *, status: int = 200, content_type: str = "application/json"
     ) -> None:
@@ -180,12 +222,18 @@ class FakeLLMServer:
     def _next(self, recorded: Recorded) -> Canned:
         with self._lock:
             self.requests.append(recorded)
-            if len(self.requests) > MAX_REQUESTS:
+            if len(self.requests) > self.max_requests:
                 return _no_retry(400, "fake server: request limit reached")
+            route = self.routes.get(recorded.path.split("?", 1)[0])
+            if route is not None:
+                return route(recorded)
             if recorded.path.rstrip("/") != "/v1/chat/completions":
                 return _no_retry(404, f"fake server: no route {recorded.path}")
             if not self._queue and self.responder is not None:
-                return Canned(body=json.dumps(self.responder(recorded.body)).encode())
+                answer = self.responder(recorded.body)
+                if isinstance(answer, Canned):
+                    return answer
+                return Canned(body=json.dumps(answer).encode())
             if not self._queue:
                 return _no_retry(400, "fake server: no scripted reply left")
             return self._queue.popleft()
@@ -194,6 +242,9 @@ class FakeLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.do_POST()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -209,11 +260,20 @@ class FakeLLMServer:
                 try:
                     self.send_response(canned.status)
                     self.send_header("Content-Type", canned.content_type)
-                    self.send_header("Content-Length", str(len(canned.body)))
+                    if canned.chunks is None:
+                        self.send_header("Content-Length", str(len(canned.body)))
                     for name, value in canned.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(canned.body)
+                    for chunk in canned.chunks or []:
+                        self.wfile.flush()
+                        if canned.chunk_delay and server._stopping.wait(canned.chunk_delay):
+                            return
+                        self.wfile.write(chunk)
+                    if canned.chunks is not None:
+                        self.wfile.flush()
+                        self.close_connection = True  # the end of the stream is the close
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
@@ -221,6 +281,15 @@ class FakeLLMServer:
                 pass
 
         return Handler
+
+
+def streamed(pieces: list[str], *, chunk_delay: float = 0.0, **kwargs: Any) -> Canned:
+    """A scripted event-stream reply (see `stream_chunks`)."""
+    return Canned(
+        content_type="text/event-stream",
+        chunks=stream_chunks(pieces, **kwargs),
+        chunk_delay=chunk_delay,
+    )
 
 
 def _no_retry(status: int, message: str) -> Canned:

@@ -1,10 +1,9 @@
 """The memory API: one typed entry point for every interface.
 
-The CLI, the MCP server and the Claude Code hooks (and the proxy and session runner) call
-these methods and print or return their results; none holds business logic of its own.
+The CLI, the MCP server, the Claude Code hooks and the proxy (`app.proxy.ProxyAPI`, with
+its few methods of its own) call these methods; none holds business logic of its own.
 
 Two ways to hold it:
-
 - `MemoryAPI.open(...)`: one command. The index is reconciled once, on first use.
 - `MemoryAPI.live(...)`: a long-running process. Calls are serialised, each reconciles the
   index with the files first (so hand edits are seen), a change to STRATEGY.md reloads the
@@ -21,9 +20,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from vault_brain.app import notes
+from vault_brain.app.api_sessions import Pending, SessionsAndTasks
 from vault_brain.app.guard import PERSON, admit, for_agent
 from vault_brain.app.results import (
     BatchLine,
@@ -40,9 +40,10 @@ from vault_brain.app.results import (
     StrategyResult,
 )
 from vault_brain.app.vault import Vault
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import ForbiddenError, VaultBrainError
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.policy import SETTINGS
+from vault_brain.domain.scopes import GLOBAL, Agent, check_scope
 from vault_brain.domain.sessions import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
@@ -53,23 +54,16 @@ from vault_brain.storage.notes import load_note
 if TYPE_CHECKING:
     from vault_brain.app.access import AccessRecorder
     from vault_brain.app.apply import PlanResult
-    from vault_brain.app.compaction import CompactionResult
     from vault_brain.app.credit import CreditReport, FeedbackResult
-    from vault_brain.app.flush import FlushResult
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
-    from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
     from vault_brain.app.memory_file import MemoryFileResult
-    from vault_brain.app.retention import SessionList, SessionsArchived
     from vault_brain.app.status import StatusReport
-    from vault_brain.app.tasks import TaskChange, TaskList
     from vault_brain.domain.plan import Plan
     from vault_brain.storage.index.search import Hit
 
 # The modules behind the less frequent operations (credit, lifecycle, sessions, tasks,
 # status, git, the watcher, access recording) are imported inside the methods that use them:
 # a search or an add, which agents run on every turn, does not pay for them at start-up.
-
-Pending = Literal["skip", "try", "wait"]
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -80,7 +74,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-class MemoryAPI:
+class MemoryAPI(SessionsAndTasks):
     def __init__(
         self,
         vault: Vault,
@@ -92,6 +86,7 @@ class MemoryAPI:
         self._vault = vault
         self.session = check_session_id(session) if session is not None else None
         self.source = source
+        self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = _stamp(vault.paths.strategy)
@@ -139,7 +134,7 @@ class MemoryAPI:
             self._reload_if_policy_changed()
             if self.access is not None and pending != "skip":
                 self.access.record(self._vault, wait=pending == "wait")
-            self._vault.reconcile(force=True)
+            self._reconcile(self._vault)
             yield self._vault
 
     def _reload_if_policy_changed(self) -> None:
@@ -151,6 +146,33 @@ class MemoryAPI:
             old.index.close()
             self._vault = Vault(old.paths, old.env)
             self._strategy = stamp
+
+    def _reconcile(self, vault: Vault) -> None:
+        """Live: the index is reconciled before each call (`app.proxy` throttles it)."""
+        vault.reconcile(force=True)
+
+    def act_as(self, name: str) -> Agent:
+        """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
+        scopes (a skill agent writes nothing)."""
+        from vault_brain.app.agents import load_agent  # lazy: agent servers only
+
+        self.agent = load_agent(self._vault, name)
+        return self.agent
+
+    def _check_write(self, vault: Vault, rel: str) -> None:
+        """An agent changes only notes in its scopes, and never an agent definition."""
+        if self.source != PERSON and rel.startswith("agents/"):
+            raise ForbiddenError(
+                f"{rel} defines an agent: only a person changes it",
+                hint="edit the file by hand (vb update as a person)",
+            )
+        if self.agent is not None:
+            self.agent.check_write(load_note(vault.paths.root, rel).scope)
+
+    def _readable(self, filters: Filters | None) -> Filters:
+        from vault_brain.app.agents import readable_filters
+
+        return readable_filters(self.agent, (filters or Filters()).normalized())
 
     def warm_up(self) -> None:
         """Reconcile and open the searcher now (a server does this while its client connects)."""
@@ -188,9 +210,17 @@ class MemoryAPI:
         pinned: bool = False,
         *,
         allow_secret: bool = False,
+        scope: str | None = None,
     ) -> NoteResult:
-        """A new memory; what an agent stores passes the gate (see `guard.admit`)."""
+        """A new memory; what an agent stores passes the gate (see `guard.admit`). `scope`:
+        whose memory it is (default global; an agent's own scope for a project agent)."""
         notes.check_new(type_, name, content, category)
+        if scope:
+            scope = check_scope(scope)
+        elif self.agent is not None:
+            scope = self.agent.default_scope()
+        if self.agent is not None:
+            self.agent.check_write(scope or GLOBAL)
         with self._use() as vault:
             warnings = admit(
                 vault,
@@ -200,7 +230,7 @@ class MemoryAPI:
                 where="add",
                 allow_secret=allow_secret,
             )
-            note = notes.add(vault, type_, name, content, category, tags, pinned)
+            note = notes.add(vault, type_, name, content, category, tags, pinned, scope or GLOBAL)
         return NoteResult(NoteView.of(note), warnings)
 
     def show(self, ref: str) -> NoteResult:
@@ -212,6 +242,10 @@ class MemoryAPI:
         agent is shown passes the gate."""
         with self._use("skip") as vault:
             note = load_note(vault.paths.root, self._memory_rel(vault, ref))
+            if self.agent is not None:
+                from vault_brain.app.agents import check_readable
+
+                check_readable(self.agent, note.scope, ref)
             self._record(vault, ref, [note], "memory_retrieve")
             view = NoteView.of(note)
             if self.source != PERSON:
@@ -231,6 +265,7 @@ class MemoryAPI:
     ) -> NoteResult:
         with self._use() as vault:
             rel = self._memory_rel(vault, ref)
+            self._check_write(vault, rel)
             warnings = []
             if content is not None:
                 warnings = admit(
@@ -241,7 +276,9 @@ class MemoryAPI:
 
     def archive(self, ref: str, reason: str) -> MoveResult:
         with self._use() as vault:
-            note, was = notes.archive(vault, self._memory_rel(vault, ref), reason)
+            rel = self._memory_rel(vault, ref)
+            self._check_write(vault, rel)
+            note, was = notes.archive(vault, rel, reason)
         return MoveResult(note.id, note.path, was, archived=True)
 
     def restore(self, ref: str) -> MoveResult:
@@ -250,8 +287,9 @@ class MemoryAPI:
         return MoveResult(note.id, note.path, was, archived=False)
 
     def list_notes(self, filters: Filters | None = None) -> NoteList:
+        filters = self._readable(filters)
         with self._use("skip") as vault:
-            rows = notes.list_rows(vault, filters or Filters())
+            rows = notes.list_rows(vault, filters)
         return NoteList([NoteRow.of(r) for r in rows], len(rows))
 
     # -- search -----------------------------------------------------------------------------
@@ -263,7 +301,7 @@ class MemoryAPI:
         """Notes for `query`, best first; an agent's search is recorded for credit."""
         if k < 1:
             raise VaultBrainError(f"limit must be at least 1, not {k}", hint="pass -k 10")
-        filters = (filters or Filters()).normalized()
+        filters = self._readable(filters)
         with self._use("skip") as vault:
             hits = self._hits(vault, query, k, filters)
             emit(
@@ -278,7 +316,7 @@ class MemoryAPI:
         self, queries: Iterable[dict[str, Any]], k: int = 10, filters: Filters | None = None
     ) -> Iterator[BatchLine]:
         """Many queries in one process (benchmarks, agents): one line per query, in order."""
-        filters = (filters or Filters()).normalized()
+        filters = self._readable(filters)
         with self._use("skip") as vault:
             for item in queries:
                 hits = self._hits(vault, item["query"], k, filters)
@@ -286,6 +324,8 @@ class MemoryAPI:
 
     # -- credit ------------------------------------------------------------------------------
     def feedback(self, signal: str, session: str | None = None) -> FeedbackResult:
+        if self.agent is not None:
+            self.agent.check_write(self.agent.own)  # a skill agent changes no credit
         session = session or self.session
         if session is None:
             raise VaultBrainError(
@@ -377,109 +417,11 @@ class MemoryAPI:
             seconds=round(time.perf_counter() - started, 3),
         )
 
-    # -- sessions and the agent loop -----------------------------------------------------------
-    def intake(self, session: str, message: str, key: str | None = None) -> IntakeResult:
-        from vault_brain.app import loop  # lazy: start-up
-
-        with self._use() as vault:
-            return loop.intake(vault, session, message, key)
-
-    def context(self, session: str) -> ContextResult:
-        from vault_brain.app import loop  # lazy: start-up
-
-        with self._use() as vault:
-            return loop.build_context(vault, session).result()
-
-    def memories_for_message(
-        self, session: str, message_id: str | None, text: str, source: str
-    ) -> list[dict[str, Any]]:
-        """The memories for one user message, retrieved once and recorded for credit (not
-        recorded when the message has no id, e.g. it could not be written)."""
-        from vault_brain.app import loop  # lazy: start-up
-
-        with self._use("skip") as vault:
-            return loop.memories_for_message(
-                vault, session, message_id or "", text, None, source, record=bool(message_id)
-            )
-
     def commit(self, message: str) -> str:
         """Commit the vault's changes with git; returns what happened (never raises)."""
         from vault_brain.storage.git import commit_vault  # lazy: start-up
 
         return commit_vault(self._vault.paths, message)
-
-    def persist(self, session: str, records: list[dict[str, Any]]) -> PersistResult:
-        from vault_brain.app import loop  # lazy: start-up
-
-        with self._use() as vault:
-            return loop.persist(vault, session, records)
-
-    def flush(self, session: str, dry_run: bool = False) -> FlushResult:
-        from vault_brain.app.flush import flush  # lazy: start-up
-
-        with self._use() as vault:
-            return flush(vault, session, dry_run=dry_run, llm=vault.llm())
-
-    def compact_session(
-        self, session: str, dry_run: bool = False, force: bool = False
-    ) -> CompactionResult:
-        from vault_brain.app.compaction import compact  # lazy: start-up
-
-        with self._use() as vault:
-            llm = None if dry_run else vault.llm()
-            return compact(vault, session, dry_run=dry_run, force=force, llm=llm)
-
-    def sessions(self) -> SessionList:
-        from vault_brain.app.retention import SessionList  # lazy: start-up
-        from vault_brain.storage.transcript import SessionIndex
-
-        with self._use("skip") as vault:
-            infos = SessionIndex(vault.paths).all()
-        infos.sort(key=lambda r: r.last_activity, reverse=True)
-        return SessionList(infos)
-
-    def archive_sessions(
-        self, older_than_days: float | None = None, dry_run: bool = False
-    ) -> SessionsArchived:
-        from vault_brain.app.retention import SessionsArchived, archive_sessions  # lazy
-
-        with self._use() as vault:
-            moved = archive_sessions(vault, older_than_days, dry_run=dry_run)
-        return SessionsArchived(dry_run, moved)
-
-    # -- tasks -------------------------------------------------------------------------------
-    def tasks(
-        self, status: str | None = None, milestone: str | None = None, ready: bool = False
-    ) -> TaskList:
-        from vault_brain.app import tasks  # lazy: start-up
-
-        with self._use("skip") as vault:
-            views = tasks.list_tasks(vault, status, milestone, ready)
-        return tasks.TaskList.of(views)
-
-    def add_task(self, description: str, **options: Any) -> TaskChange:
-        from vault_brain.app import tasks  # lazy: start-up
-
-        with self._use() as vault:
-            return tasks.TaskChange.of(tasks.add_task(vault, description, **options))
-
-    def update_task(self, task_id: str, **changes: Any) -> TaskChange:
-        from vault_brain.app import tasks  # lazy: start-up
-
-        with self._use() as vault:
-            return tasks.TaskChange.of(tasks.update_task(vault, task_id, **changes))
-
-    def done_task(self, task_id: str, force: bool = False) -> TaskChange:
-        from vault_brain.app import tasks  # lazy: start-up
-
-        with self._use() as vault:
-            return tasks.TaskChange.of(tasks.done_task(vault, task_id, force))
-
-    def block_task(self, task_id: str, by: list[str]) -> TaskChange:
-        from vault_brain.app import tasks  # lazy: start-up
-
-        with self._use() as vault:
-            return tasks.TaskChange.of(tasks.block_task(vault, task_id, by))
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""

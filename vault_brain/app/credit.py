@@ -124,30 +124,34 @@ def record_retrieval(
     hits: Sequence[Retrieved],
     source: str,
     extra: dict[str, Any] | None = None,
+    tx: Transaction | None = None,
 ) -> dict[str, Any]:
-    """Record an agent retrieval: access counters on the notes, a line in the transcript."""
+    """Record an agent retrieval: access counters on the notes, a line in the transcript
+    (within the caller's transaction `tx`, or one of its own)."""
     check_session_id(session)  # before anything is written
+    if tx is None:
+        with vault.transaction(durable=False) as own:  # counters: the line is the record
+            return record_retrieval(vault, session, query, hits, source, extra, own)
     stamp = now_iso()
-    with vault.transaction(durable=False) as tx:  # counters: the transcript line is the record
-        for hit in hits:
-            _edit_keys(
-                tx,
-                vault,
-                hit.path,
-                lambda meta: {"access_count": _count(meta) + 1, "last_accessed": stamp},
-            )
-        record = append_record(
+    for hit in hits:
+        _edit_keys(
             tx,
-            session,
-            {
-                "type": "retrieval",
-                "source": source,
-                "query": query,
-                "ids": [h.id for h in hits],
-                "paths": [h.path for h in hits],
-                **(extra or {}),
-            },
+            vault,
+            hit.path,
+            lambda meta: {"access_count": _count(meta) + 1, "last_accessed": stamp},
         )
+    record = append_record(
+        tx,
+        session,
+        {
+            "type": "retrieval",
+            "source": source,
+            "query": query,
+            "ids": [h.id for h in hits],
+            "paths": [h.path for h in hits],
+            **(extra or {}),
+        },
+    )
     return record
 
 

@@ -16,6 +16,7 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.plan import Action
+from vault_brain.domain.scopes import GLOBAL, scope_folder
 from vault_brain.domain.text import content_words, slugify
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
@@ -69,11 +70,14 @@ class EntityFeed:
         self.targets: dict[str, dict[str, Any]] = {}
         self.replacing: dict[str, str] = {}  # a fact line -> the older statement it supersedes
 
-    def target(self, rel: str) -> dict[str, Any] | None:
+    def target(self, rel: str, scope: str = GLOBAL) -> dict[str, Any] | None:
+        """The note at `rel` receiving facts (None: vb may not edit it); a new one is
+        created in `scope`."""
         if rel in self.targets:
             return self.targets[rel]
         parts = PurePosixPath(rel)
         category, slug = parts.parts[1], parts.stem
+        folder = scope_folder(scope)
         full = self.vault.paths.note(rel)
         base: dict[str, Any] = {
             "lines": [],
@@ -101,11 +105,11 @@ class EntityFeed:
                 ],
             }
         else:
-            new_id = f"entity-{category}-{slug}"
+            new_id = f"entity-{category}-{folder}-{slug}" if folder else f"entity-{category}-{slug}"
             if self.vault.index.stored_by_id(new_id) is not None:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
-            target = {**base, "exists": False, "id": new_id, "title": title}
+            target = {**base, "exists": False, "id": new_id, "title": title, "scope": scope}
             target.update({"base": self.initial, "statements": []})
         target["known"] = {s.lower() for s in target["statements"]}
         target["words"] = [content_words(s) for s in target["statements"]]
@@ -125,8 +129,10 @@ class EntityFeed:
         is committed until `accept`)."""
         out: dict[str, list[str]] = {}
         for fact in facts:
-            rel = f"entities/{fact.category}/{slugify(fact.subject)}.md"
-            target = self.target(rel)
+            folder = scope_folder(fact.scope)
+            where = f"{fact.category}/{folder}" if folder else fact.category
+            rel = f"entities/{where}/{slugify(fact.subject)}.md"
+            target = self.target(rel, fact.scope)
             if target is None:
                 continue
             statement = statement_of(fact.statement)
@@ -200,6 +206,8 @@ class EntityFeed:
             }
             if target["supersedes"]:
                 meta["supersedes"] = target["supersedes"]
+            if target["scope"] != GLOBAL:
+                meta["scope"] = target["scope"]
             out.append(
                 Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
             )

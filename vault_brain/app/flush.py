@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from vault_brain.app.apply import apply_plan
@@ -29,6 +29,7 @@ from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import facts_of
 from vault_brain.domain.gate import REASONS, prose_sentences
 from vault_brain.domain.plan import Action, Plan
+from vault_brain.domain.scopes import GLOBAL, scope_for, session_scopes
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import slugify
@@ -100,7 +101,10 @@ def flush(
         candidates = report.candidates
     named = {c.subject for c in candidates if c.subject != "user"}
     people = {n for n in named if vault.paths.note(f"entities/people/{slugify(n)}.md").exists()}
+    scopes = session_scopes(records)
+    user_kinds = vault.policy.scope_user_kinds
     for candidate, fact in zip(candidates, facts_of(candidates, session, people), strict=True):
+        fact = replace(fact, scope=scope_for(candidate.kind, scopes, user_kinds))
         fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}")
         for rel, lines in fresh.items():
             feed.accept(rel, lines, f"{session}/{candidate.message_id}")
@@ -115,7 +119,8 @@ def flush(
         if not fresh:
             result.dropped["known"] = result.dropped.get("known", 0) + 1
     result.plan.actions += feed.actions()
-    episode = _episode_action(vault, session, messages, llm, now)
+    episode_scope = scope_for("episode", scopes, user_kinds)
+    episode = _episode_action(vault, session, messages, llm, now, episode_scope)
     if episode is not None:
         result.plan.actions.append(episode)
     if dry_run:
@@ -162,6 +167,7 @@ def _episode_action(
     messages: list[dict[str, Any]],
     llm: JSONChat | None,
     now: dt.datetime | None,
+    scope: str = GLOBAL,
 ) -> Action | None:
     first, last = str(messages[0]["id"]), str(messages[-1]["id"])
     stamp = (now or dt.datetime.now().astimezone()).strftime("%Y-%m")
@@ -190,6 +196,8 @@ def _episode_action(
         "session": session,
         "messages": [first, last],
     }
+    if scope != GLOBAL:
+        meta["scope"] = scope
     why = f"episode of session {session} {first}–{last} ({summary.method})"
     return Action("create", rel, why, content=new_note_text(meta, "\n".join(body)), id=note_id)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -22,6 +23,7 @@ from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.facts import extract_facts
 from vault_brain.domain.merge import merge_episodes
 from vault_brain.domain.plan import Action, Plan
+from vault_brain.domain.scopes import GLOBAL
 from vault_brain.domain.text import slugify
 from vault_brain.storage.frontmatter import parse_text
 
@@ -66,20 +68,22 @@ def _method(methods: Sequence[str]) -> str:
 def plan_consolidate(
     vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None
 ) -> Plan:
-    """Same-day episodes with overlapping tags merge into one episode; credit summed (max 1)."""
+    """Same-day episodes of one scope with overlapping tags merge into one episode (of that
+    scope); credit summed (max 1)."""
     now = _now(now)
     plan = Plan("consolidate")
-    by_day: dict[str, list[dict[str, Any]]] = {}
+    by_day: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in credit_rows(vault, now):
         if row["type"] != "episode" or row["pinned"] or row["problem"]:
             continue
         created = parse_time(row["created"])
         if created is None or not row["tags"]:
             continue
-        by_day.setdefault(created.date().isoformat(), []).append(row)
+        key = (created.date().isoformat(), row.get("scope") or GLOBAL)
+        by_day.setdefault(key, []).append(row)
     taken: set[str] = set()
     methods: list[str] = []
-    for day, rows in sorted(by_day.items()):
+    for (day, scope), rows in sorted(by_day.items()):
         for group in _tag_components(rows):
             if len(group) < 2:
                 continue
@@ -117,6 +121,8 @@ def plan_consolidate(
                 "access_count": sum(r["access_count"] for r in group),
                 "merged_from": [r["id"] for r in group],
             }
+            if scope != GLOBAL:
+                meta["scope"] = scope
             why = f"{len(group)} episodes of {day} sharing tags {', '.join(shared)}"
             plan.actions.append(
                 Action("create", rel, why, content=new_note_text(meta, merged.body), id=new_id)
@@ -177,7 +183,11 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
         meta = parse_text(vault.paths.note(row["path"]).read_bytes()).meta
         if meta.get("promoted"):
             continue
-        facts = extract_facts(note_body(vault, row["path"]), row["id"], llm)
+        scope = row.get("scope") or GLOBAL  # an episode's facts stay in its scope
+        facts = [
+            replace(f, scope=scope)
+            for f in extract_facts(note_body(vault, row["path"]), row["id"], llm)
+        ]
         methods += [f.method for f in facts]
         if not facts:
             plan.notes.append(
@@ -218,12 +228,14 @@ def plan_prune(
 ) -> Plan:
     """Archive notes whose effective credit fell below the threshold (and are old enough), or,
     with `older_than_days`, notes of one type older than that; never pinned notes or the
-    protected categories (people by default)."""
+    protected categories (people by default). Then each scope over `scope_max_notes` loses
+    its oldest notes to the archive until it fits."""
     now = _now(now)
     policy = vault.policy
     plan = Plan("prune")
     skip_categories = set(policy.prune_skip_categories)
-    for row in sorted(credit_rows(vault, now), key=lambda r: r["path"]):
+    rows = credit_rows(vault, now)
+    for row in sorted(rows, key=lambda r: r["path"]):
         if row["pinned"] and policy.prune_skip_pinned:
             continue
         if row["category"] in skip_categories or row["problem"]:
@@ -245,7 +257,33 @@ def plan_prune(
                 f"and {age:.0f} days old"
             )
             plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+    if older_than_days is None and policy.scope_max_notes > 0:
+        _evict(plan, rows, policy.scope_max_notes, skip_categories, policy.prune_skip_pinned)
     return plan
+
+
+def _evict(
+    plan: Plan, rows: list[dict[str, Any]], cap: int, skip: set[str], keep_pinned: bool
+) -> None:
+    """Per scope (global excepted): archive the oldest notes that may go until at most `cap`
+    remain (seed: a capped store of captured facts)."""
+    going = {a.path for a in plan.actions}
+    by_scope: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        scope = row.get("scope") or GLOBAL
+        if scope != GLOBAL and row["path"] not in going:
+            by_scope.setdefault(scope, []).append(row)
+    for scope, members in sorted(by_scope.items()):
+        over = len(members) - cap
+        movable = [
+            r
+            for r in members
+            if not (r["pinned"] and keep_pinned) and r["category"] not in skip and not r["problem"]
+        ]
+        movable.sort(key=lambda r: (r["created"] or r["updated"] or "", r["path"]))
+        for row in movable[: max(0, over)]:
+            why = f"scope {scope} holds {len(members)} notes, over scope_max_notes {cap}"
+            plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
 
 
 # --------------------------------------------------------------------------- scheduling

@@ -18,6 +18,8 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import NotFoundError, VaultBrainError
 from vault_brain.domain.gate import redact
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.scopes import layers, parse_scopes, session_scopes
 from vault_brain.domain.sessions import latest_compaction, live_messages, record_kind
 from vault_brain.storage.events import emit
 from vault_brain.storage.frontmatter import body_text
@@ -32,8 +34,16 @@ class IntakeResult(Result):
     """The user's message as appended: id, time, content."""
 
 
-def intake(vault: Vault, session: str, message: str, key: str | None = None) -> IntakeResult:
-    """Append the user's message; with an idempotency `key`, a retry appends it once."""
+def intake(
+    vault: Vault,
+    session: str,
+    message: str,
+    key: str | None = None,
+    scopes: list[str] | None = None,
+) -> IntakeResult:
+    """Append the user's message; with an idempotency `key`, a retry appends it once. With
+    `scopes` (the conversation's chat and user scopes), retrieval for the session reads
+    those and global, and its flush files memories in them."""
     if not message.strip():
         raise VaultBrainError(
             "empty message", hint="pass the user's message as an argument or on stdin"
@@ -41,6 +51,8 @@ def intake(vault: Vault, session: str, message: str, key: str | None = None) -> 
     record: dict[str, Any] = {"type": "user", "content": message}
     if key:
         record["key"] = key
+    if scopes:
+        record["scope"] = parse_scopes(scopes)
     return IntakeResult(append(vault.paths, session, [record])[0])
 
 
@@ -234,7 +246,10 @@ def memories_for_message(
                 if isinstance(r, dict)
             ]
     vault.reconcile()
-    hits = vault.searcher.search(text, k=vault.policy.retrieval_limit)
+    scopes = tuple(layers(session_scopes(records)))
+    hits = vault.searcher.search(
+        text, k=vault.policy.retrieval_limit, filters=Filters(scopes=scopes)
+    )
     results = [
         {
             "id": h.id,

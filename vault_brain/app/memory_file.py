@@ -17,6 +17,7 @@ from vault_brain.app.guard import note_refusals
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.gate import redact
+from vault_brain.domain.scopes import GLOBAL
 from vault_brain.storage.files import atomic_write, vault_lock
 from vault_brain.storage.tokens import get_counter
 
@@ -89,7 +90,12 @@ def _render(chosen: list[dict[str, Any]], omitted: int) -> str:
 def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResult:
     budget = vault.policy.max_context_budget if budget is None else budget
     counter = get_counter()
-    rows = sorted(credit_rows(vault), key=lambda r: (not r["pinned"], -r["effective"], r["path"]))
+    # MEMORY.md goes into every context: only global memories (a user's or a chat's stay in
+    # their scope, reached by retrieval in that conversation)
+    rows = sorted(
+        (r for r in credit_rows(vault) if r.get("scope", GLOBAL) == GLOBAL),
+        key=lambda r: (not r["pinned"], -r["effective"], r["path"]),
+    )
     # Greedy fill by priority; each entry's own count (+1 for its line break) is an upper bound
     # on what it adds, and the final text is counted again and trimmed if ever over budget.
     reserve = counter.count(_render([], len(rows))) + 16

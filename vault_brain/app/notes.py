@@ -16,6 +16,7 @@ from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import LockedError, NotFoundError, VaultBrainError
 from vault_brain.domain.notes import ARCHIVE, Filters, Note, original_relpath
+from vault_brain.domain.scopes import GLOBAL
 from vault_brain.domain.text import check_choice, clean_tags, slugify
 from vault_brain.storage.files import note_path, safe_relpath
 from vault_brain.storage.frontmatter import parse_text
@@ -136,6 +137,7 @@ def add(
     category: str | None = None,
     tags: list[str] | None = None,
     pinned: bool = False,
+    scope: str = GLOBAL,
 ) -> Note:
     type_ = check_new(type_, name, content, category)
     cat = slugify(category or "general")
@@ -155,6 +157,8 @@ def add(
         }
         if pinned:
             meta["pinned"] = True
+        if scope != GLOBAL:
+            meta["scope"] = scope
         tx.create(vault.paths.note(rel), new_note_bytes(meta, content))
     vault.refresh([rel])
     return load_note(vault.paths.root, rel)

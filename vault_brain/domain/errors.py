@@ -66,6 +66,12 @@ class RefusedError(VaultBrainError):
     code = "refused"
 
 
+class ForbiddenError(VaultBrainError):
+    """An agent asked to write (or read) a scope its definition does not allow."""
+
+    code = "forbidden"
+
+
 class LLMError(VaultBrainError):
     """The LLM endpoint or its reply failed in a way the user can act on."""
 

@@ -12,6 +12,7 @@ from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.gate import judge
 from vault_brain.domain.notes import ENTITY_CATEGORIES
+from vault_brain.domain.scopes import GLOBAL
 
 _MAX_FACT_TEXT_CHARS = 12000
 
@@ -37,6 +38,7 @@ class Fact:
     method: str = METHOD_OFFLINE
     kind: str = ""  # the capture kind (identity, person, ...) when captured offline
     slot: str | None = None  # what the statement fills, so a later one can supersede it
+    scope: str = GLOBAL  # whose memory (domain/scopes.py)
 
 
 _MAX_FACT_CHARS = 280

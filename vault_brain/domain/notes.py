@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from vault_brain.domain.scopes import ALL, note_scope, parse_scopes
 from vault_brain.domain.text import check_choice, normalize_tag, slugify, unique
 
 TYPES = ("entity", "episode", "note")
@@ -118,6 +119,7 @@ class Note:
     archived: bool = False
     problem: str | None = None
     has_front_matter: bool = False
+    scope: str = "global"  # whose memory it is (domain/scopes.py)
 
 
 MAX_TAGS = 1000
@@ -173,6 +175,7 @@ def note_from_parsed(
         last_accessed=_as_str(meta.get("last_accessed")),
         archived=PurePosixPath(rel).parts[0] == ARCHIVE,
         problem=problem,
+        scope=note_scope(meta.get("scope")),
         has_front_matter=has_front_matter,
     )
 
@@ -188,6 +191,7 @@ class Filters:
     include_archive: bool = False
     archived_only: bool = False
     problems_only: bool = False
+    scopes: tuple[str, ...] = ()  # notes of any of these scopes (none given: any scope)
 
     def normalized(self) -> Filters:
         return Filters(
@@ -197,4 +201,5 @@ class Filters:
             include_archive=self.include_archive or self.archived_only,
             archived_only=self.archived_only,
             problems_only=self.problems_only,
+            scopes=() if ALL in self.scopes else tuple(parse_scopes(list(self.scopes))),
         )

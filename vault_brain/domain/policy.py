@@ -126,6 +126,12 @@ class Policy:
     # Context and sessions
     max_context_budget: int = _setting(5000, "int", "token budget of MEMORY.md", "context")
     retrieval_limit: int = _setting(5, "int", "memories retrieved per user message", "context")
+    mmr_lambda: float = _setting(
+        0.7, "float01", "relevance vs diversity of injected memories (1: relevance only)", "context"
+    )
+    proxy_memory_budget: int = _setting(
+        1000, "int", "token budget of the memories vb serve adds to a request", "context"
+    )
     tool_result_retention: int = _setting(5, "int", "tool results kept in context", "context")
     compaction_threshold: int = _setting(
         60000, "int", "context tokens that trigger compaction", "context"
@@ -138,6 +144,19 @@ class Policy:
     )
     session_retention_days: float = _setting(
         30.0, "float", "sessions older than this are archived", "context"
+    )
+    # Scopes
+    scope_user_kinds: list[str] = _setting(
+        ["identity", "preference", "person"],
+        "list",
+        "captured kinds filed in the user's scope (the rest in the chat's)",
+        "scopes",
+    )
+    scope_max_notes: int = _setting(
+        0,
+        "int",
+        "captured notes kept per scope; the oldest unpinned are archived (0: no cap)",
+        "scopes",
     )
 
     def __init__(

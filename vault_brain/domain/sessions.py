@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -26,6 +27,14 @@ def check_session_id(session_id: str) -> str:
 def new_session_id(prefix: str) -> str:
     """A fresh session id for a process that was given none: `<prefix>-<time>-<pid>`."""
     return f"{prefix}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def conversation_id(first_message: str, prefix: str = "serve") -> str:
+    """A stable session id for a conversation that names none: `<prefix>-<16 hex digits>`
+    from its first user message, so every request of the conversation lands in the same
+    transcript (clients resend the whole conversation each turn)."""
+    digest = hashlib.sha256(" ".join(first_message.split()).encode("utf-8")).hexdigest()
+    return f"{prefix}-{digest[:16]}"
 
 
 def record_kind(record: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ finds tiktoken's cache where tiktoken itself does). The variables vb reads:
 - `VB_VAULT`: the vault when `--vault` is not given.
 - `VB_LOCK_TIMEOUT`: seconds a writer waits for another writer (default 10).
 - `VB_SESSION_ID`: the session MCP retrievals are recorded in.
+- `VB_SERVE_TOKEN`: the bearer token `vb serve` requires of its clients.
 - `VB_LLM_BASE_URL`, `VB_LLM_MODEL`, `VB_LLM_API_KEY`, `VB_LLM_TIMEOUT`, `VB_LLM_MAX_RETRIES`,
   `VB_CONFIG`, `XDG_CONFIG_HOME`, `HOME`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`: the LLM
   endpoint (see `llm_config`).

@@ -153,3 +153,15 @@ def load_llm_config(env: Mapping[str, str], config_path: Path | None = None) -> 
         max_retries=DEFAULT_MAX_RETRIES if retries is None else int(retries),
         source=source,
     )
+
+
+def configured_api_key(env: Mapping[str, str]) -> str | None:
+    """The API key vb's configuration holds, with or without a model: `VB_LLM_API_KEY`, else
+    `api_key` in [llm], else `OPENAI_API_KEY`. `vb serve` sends it to the upstream it was
+    told to use (so this key is not what switches vb to a paid endpoint)."""
+    if env.get("VB_LLM_API_KEY", "").strip():
+        return env["VB_LLM_API_KEY"].strip()
+    path = default_config_path(env)
+    table = _read_llm_table(path, explicit=bool(env.get("VB_CONFIG")))
+    key = _text_setting(table.get("api_key"), "api_key", f"[llm] of {path}")
+    return key or env.get("OPENAI_API_KEY", "").strip() or None

@@ -79,6 +79,8 @@ def _unreverse(text: str) -> str:
 
 
 def _drop_invisible(text: str) -> str:
+    if text.isascii() or not any(_invisible(ch) or ch == _ZWJ for ch in set(text)):
+        return text  # nothing to drop (most text): one look at each distinct character
     out = []
     for i, ch in enumerate(text):
         if _invisible(ch):
@@ -95,7 +97,7 @@ def _drop_invisible(text: str) -> str:
 def disguised(text: str) -> bool:
     """True if `text` carries something that hides words: invisible characters, a reversal,
     compatibility letters (fullwidth, mathematical), look-alikes or spaced-out letters."""
-    if any(_invisible(ch) for ch in text):
+    if not text.isascii() and any(_invisible(ch) for ch in set(text)):
         return True
     if unicodedata.normalize("NFKC", text) != unicodedata.normalize("NFC", text):
         return True

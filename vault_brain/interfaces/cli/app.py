@@ -49,7 +49,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "strategy",
     ),
     "Sessions": ("loop", "flush", "compact", "sessions", "tasks"),
-    "Integrations": ("mcp", "hooks", "hook"),
+    "Integrations": ("mcp", "serve", "hooks", "hook"),
 }
 
 
@@ -158,7 +158,7 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(("loop", "flush", "compact", "sessions"), "sessions"),
     "tasks": "tasks",
-    **dict.fromkeys(("mcp", "hooks", "hook"), "integrations"),
+    **dict.fromkeys(("mcp", "serve", "hooks", "hook"), "integrations"),
 }
 _ROOT_VALUE_OPTIONS = ("--vault", "-V")
 

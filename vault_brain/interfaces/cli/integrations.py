@@ -1,4 +1,4 @@
-"""vb mcp | vb hooks claude-code | vb hook <event>."""
+"""vb mcp | vb serve | vb hooks claude-code | vb hook <event>."""
 
 from __future__ import annotations
 
@@ -59,6 +59,15 @@ def mcp(
             "mcp-<time>-<pid> session).",
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Serve as the agent defined in agents/NAME.md: reads and writes only the "
+            "scopes it grants (a skill agent writes nothing).",
+            show_default=False,
+        ),
+    ] = None,
     log_file: Annotated[
         Path | None,
         typer.Option("--log-file", help="Write logs to this file instead of stderr."),
@@ -87,12 +96,110 @@ def mcp(
     level = check_choice(log_level, LOG_LEVELS, "log level")
     session = check_session_id(session or st.env.session_id or new_session_id("mcp"))
     api = MemoryAPI.live(vault, session, source="mcp")
+    if agent is not None:
+        api.act_as(agent)  # an unknown or malformed agent fails here, before serving
     # reconcile and open the index while the SDK (about 0.8 s) loads and the client connects
     threading.Thread(target=_warm, args=(api,), name="vb-warm-up", daemon=True).start()
     from vault_brain.interfaces.mcp.server import configure_logging, serve  # the SDK: ~0.8 s
 
     configure_logging(log_file, level)
     serve(api)
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. Any but a loopback address (127.0.0.1, ::1, "
+            "localhost) needs VB_SERVE_TOKEN.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="TCP port to listen on (0: a free port, printed).")
+    ] = 8100,
+    unix_socket: Annotated[
+        Path | None,
+        typer.Option(
+            "--unix-socket",
+            metavar="PATH",
+            help="Listen on this unix socket file (mode 0600) instead of TCP, e.g. for a "
+            "container without network, through a bind mount.",
+        ),
+    ] = None,
+    upstream: Annotated[
+        str | None,
+        typer.Option(
+            "--upstream",
+            metavar="URL",
+            help="Base URL of the OpenAI-compatible API to forward to, e.g. "
+            "https://api.openai.com/v1. Default: vb's LLM base URL (VB_LLM_BASE_URL with "
+            "VB_LLM_MODEL, or [llm] in the config file).",
+        ),
+    ] = None,
+    capture_idle: Annotated[
+        float,
+        typer.Option(
+            "--capture-idle",
+            metavar="SECONDS",
+            help="Flush a conversation into memories once it has been quiet this long (and "
+            "at most 2 minutes after its first new turn); 0: after every turn.",
+        ),
+    ] = 20.0,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Serve as the agent defined in agents/NAME.md: memories only from the "
+            "scopes it reads, conversations only in scopes it writes (a skill agent records "
+            "nothing).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve an OpenAI-compatible API that adds the vault's memories.
+
+    Point any Chat Completions client at http://HOST:PORT/v1. Each request gets the
+    memories for its latest user message as one system message after the client's own;
+    the reply streams back as the upstream sends it, with the note ids in X-VB-Memory-Ids.
+    After the response the turn goes to sessions/<id>.jsonl; once the conversation pauses
+    it is flushed into memories (through the gate) and folded into its summary. Other /v1
+    paths pass through untouched; POST /v1/vb/feedback {"session", "signal"} credits
+    memories.
+
+    Per request (body field, or header): memory_session / X-VB-Session (default: an id
+    from the first user message), memory_top_k / X-VB-Top-K (0: none), memory_hits /
+    X-VB-Memory-Hits (list the memories in a non-streaming reply), memory_scope /
+    X-VB-Scope (the conversation's scopes, comma-separated: chat:<channel>:<id>,
+    user:<id>; memories come from them and global, and are captured into them). vb
+    removes them before forwarding.
+
+    Keys: a client's own Authorization is forwarded; without one, vb's configured key
+    (VB_LLM_API_KEY, api_key in [llm], else OPENAI_API_KEY). With VB_SERVE_TOKEN set,
+    clients must send it as their bearer token (their API key); it is never forwarded.
+    """
+    from vault_brain.app.vault import Vault  # lazy: keeps `vb --help` light
+    from vault_brain.interfaces.serve.server import serve as serve_proxy  # starlette, uvicorn
+
+    st = state()
+    vault = Vault.open(st.vault, st.env)  # a missing vault fails here, before serving
+
+    def say(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    serve_proxy(
+        vault.root,
+        st.env,
+        host=host,
+        port=port,
+        unix_path=unix_socket,
+        upstream=upstream,
+        capture_idle=capture_idle,
+        agent=agent,
+        say=say,
+    )
 
 
 def _warm(api: MemoryAPI) -> None:

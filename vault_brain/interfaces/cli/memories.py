@@ -12,8 +12,10 @@ from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
     CategoryFilter,
     JsonOpt,
+    ScopeFilter,
     TagFilter,
     TypeFilter,
+    scope_list,
 )
 from vault_brain.interfaces.cli.output import emit, read_content, table
 
@@ -75,11 +77,27 @@ def add(
         bool, typer.Option("--pinned", help="Pin it: always in MEMORY.md, never pruned.")
     ] = False,
     allow_secret: AllowSecretOpt = False,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope",
+            help="Whose memory it is: global (default), user:<id>, chat:<channel>:<id> or "
+            "agent:<name>.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add a memory as an entity or episode note."""
     result = open_api().add(
-        type_, name, read_content(content), category, tag, pinned, allow_secret=allow_secret
+        type_,
+        name,
+        read_content(content),
+        category,
+        tag,
+        pinned,
+        allow_secret=allow_secret,
+        scope=scope,
     )
     emit(result, as_json, f"added {result.note.id}  ({result.note.path})")
 
@@ -148,6 +166,7 @@ def list_cmd(
     type_: TypeFilter = None,
     category: CategoryFilter = None,
     tag: TagFilter = None,
+    scope: ScopeFilter = None,
     include_archive: ArchiveFlag = False,
     archived: Annotated[bool, typer.Option("--archived", help="List only archived notes.")] = False,
     problems: Annotated[
@@ -156,7 +175,7 @@ def list_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, filtered by type, category, tag or problems."""
-    filters = Filters(type_, category, tag, include_archive, archived, problems)
+    filters = Filters(type_, category, tag, include_archive, archived, problems, scope_list(scope))
     result = open_api().list_notes(filters)
     human = table(
         ["id", "type", "category", "title", "path"],

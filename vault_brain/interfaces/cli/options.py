@@ -22,6 +22,15 @@ TagFilter = Annotated[
     str | None,
     typer.Option("--tag", help="Only notes with this tag (or a child tag).", show_default=False),
 ]
+ScopeFilter = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        help="Only notes of these scopes (comma-separated): global, user:<id>, "
+        "chat:<channel>:<id>, agent:<name>, or all.",
+        show_default=False,
+    ),
+]
 ArchiveFlag = Annotated[bool, typer.Option("--include-archive", help="Include archived notes.")]
 JsonOpt = Annotated[
     bool,
@@ -33,3 +42,8 @@ SessionOpt = Annotated[
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Print what would change (and why); change nothing.")
 ]
+
+
+def scope_list(value: str | None) -> tuple[str, ...]:
+    """`--scope a,b` as a tuple (checked when the filter is normalised)."""
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())

@@ -17,8 +17,10 @@ from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
     CategoryFilter,
     JsonOpt,
+    ScopeFilter,
     TagFilter,
     TypeFilter,
+    scope_list,
 )
 from vault_brain.interfaces.cli.output import emit, json_line, progress_bar, table
 
@@ -74,6 +76,7 @@ def search(
     type_: TypeFilter = None,
     category: CategoryFilter = None,
     tag: TagFilter = None,
+    scope: ScopeFilter = None,
     include_archive: ArchiveFlag = False,
     session: Annotated[
         str | None,
@@ -103,7 +106,7 @@ def search(
         )
     if session is not None:
         check_session_id(session)  # before anything runs or is written
-    filters = Filters(type_, category, tag, include_archive).normalized()
+    filters = Filters(type_, category, tag, include_archive, scopes=scope_list(scope)).normalized()
     batch = _read_queries(queries) if queries is not None else None
     api = open_api(session)
     if batch is not None:

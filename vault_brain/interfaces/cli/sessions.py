@@ -11,7 +11,7 @@ import typer
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.text import check_choice
 from vault_brain.interfaces.cli.app import app, open_api
-from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt
+from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt, scope_list
 from vault_brain.interfaces.cli.output import emit, read_content, table
 
 loop_app = typer.Typer(
@@ -42,10 +42,19 @@ def loop_intake(
         str | None, typer.Argument(help="The user's message; '-' or omitted reads stdin.")
     ] = None,
     key: KeyOpt = None,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope",
+            help="The conversation's scopes, comma-separated (chat:<channel>:<id>, "
+            "user:<id>): retrieval reads them and global, the flush files memories in them.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Append the user's message to the transcript before any model is called."""
-    result = open_api().intake(session, read_content(message), key)
+    result = open_api().intake(session, read_content(message), key, list(scope_list(scope)))
     emit(result, as_json, f"{session}: {result.record['id']} user")
 
 

@@ -32,6 +32,15 @@ SearchType = Annotated[
     Literal["entity", "episode", "note"] | None,
     Field(description="Only this type (note: hand-made notes outside entities/ and episodes/)."),
 ]
+Scope = Annotated[
+    str | None,
+    Field(
+        max_length=200,
+        description="Whose memory: global, user:<id>, chat:<channel>:<id> or agent:<name> "
+        "(search: comma-separate several, or all). Default: store global (an agent's own "
+        "scope when the server runs as an agent), search every scope you may read.",
+    ),
+]
 Limit = Annotated[int, Field(ge=1, le=100, description="How many results.")]
 TopN = Annotated[int, Field(ge=1, le=100, description="How many from each end.")]
 Reason = Annotated[str | None, Field(max_length=300, description="Why; kept in the note.")]

@@ -42,6 +42,7 @@ from vault_brain.interfaces.mcp.params import (
     NoteType,
     Query,
     Reason,
+    Scope,
     SearchType,
     Signal,
     Tags,
@@ -101,11 +102,16 @@ def build_server(api: MemoryAPI) -> MCPServer:
     )
 
     def memory_store(
-        type: NoteType, category: Category, name: Name, content: Content, tags: Tags = None
+        type: NoteType,
+        category: Category,
+        name: Name,
+        content: Content,
+        tags: Tags = None,
+        scope: Scope = None,
     ) -> NoteResult:
         """Save a new memory as a Markdown note (entities/<category>/ or episodes/<month>/)."""
         with _as_tool_errors():
-            return api.add(type, name, content, category.strip() or None, tags)
+            return api.add(type, name, content, category.strip() or None, tags, scope=scope)
 
     def memory_retrieve(id: NoteRef) -> NoteResult:
         """Read one memory in full: body, credit and front matter. The access is recorded
@@ -113,11 +119,14 @@ def build_server(api: MemoryAPI) -> MCPServer:
         with _as_tool_errors():
             return api.retrieve(id)
 
-    def memory_search(query: Query, type: SearchType = None, limit: Limit = 10) -> SearchResult:
+    def memory_search(
+        query: Query, type: SearchType = None, limit: Limit = 10, scope: Scope = None
+    ) -> SearchResult:
         """Find memories by words; ranking blends BM25 with credit and recency. The returned
         notes' accesses are recorded (within a second) so feedback can credit them."""
+        scopes = tuple(s.strip() for s in (scope or "").split(",") if s.strip())
         with _as_tool_errors():
-            return api.search(query, limit, Filters(type=type))
+            return api.search(query, limit, Filters(type=type, scopes=scopes))
 
     def memory_update(id: NoteRef, content: Content) -> NoteResult:
         """Replace a memory's body; its front matter keeps everything but `updated`."""

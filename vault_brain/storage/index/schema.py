@@ -14,7 +14,7 @@ from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
@@ -53,6 +53,7 @@ def build_schema() -> Schema:
         id=ID(stored=True),
         type=ID(stored=True),
         category=ID(stored=True),
+        scope=ID(stored=True),
         tags=KEYWORD(stored=True, commas=True, lowercase=True),
         archived=BOOLEAN(stored=True),
         problem=BOOLEAN(),
@@ -98,6 +99,7 @@ def row(note: Note) -> dict[str, Any]:
         "title": note.title,
         "type": note.type,
         "category": note.category,
+        "scope": note.scope,
         "tags": note.tags,
         "aliases": note.aliases,
         "created": note.created,
@@ -121,6 +123,7 @@ def document(note: Note) -> dict[str, Any]:
         "id": note.id,
         "type": note.type,
         "category": note.category,
+        "scope": note.scope,
         "tags": ",".join(t.replace(",", " ") for t in tag_terms(note.tags)),
         "archived": note.archived,
         "problem": note.problem is not None,

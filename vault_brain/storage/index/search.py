@@ -25,6 +25,7 @@ SNIPPET_CHARS = 200
 MAX_QUERY_CHARS = 20_000
 MAX_QUERY_TERMS = 128
 _WORD = re.compile(r"\w+", re.UNICODE)
+MAX_REMEMBERED_WORDS = 200_000
 
 
 @dataclass
@@ -38,6 +39,8 @@ class Hit:
     snippet: str
     bm25: float
     credit: float | None
+    summary: str = ""
+    """The stored start of the body (what a snippet falls back to)."""
 
 
 class Searcher:
@@ -47,6 +50,7 @@ class Searcher:
         self.index = index
         self.policy = policy
         self._ana = analyzer()
+        self._stems: dict[str, str] = {}
 
     def terms(self, text: str) -> list[str]:
         return unique(token.text for token in self._ana(text[:MAX_QUERY_CHARS]))[:MAX_QUERY_TERMS]
@@ -61,9 +65,16 @@ class Searcher:
         return parts[0] if len(parts) == 1 else And(parts)
 
     def search(
-        self, text: str, k: int = 10, filters: Filters | None = None, now: dt.datetime | None = None
+        self,
+        text: str,
+        k: int = 10,
+        filters: Filters | None = None,
+        now: dt.datetime | None = None,
+        *,
+        snippets: bool = True,
     ) -> list[Hit]:
-        """The top `k` notes for `text` under (normalised) `filters`, best first."""
+        """The top `k` notes for `text` under (normalised) `filters`, best first; without
+        `snippets`, the hits have none yet (`add_snippets` gives the ones a caller keeps)."""
         terms = self.terms(text)
         if not terms or k <= 0:
             return []
@@ -79,10 +90,8 @@ class Searcher:
         now_ts = (now or dt.datetime.now().astimezone()).timestamp()
         rows = row_column(searcher.reader())
         hits: list[Hit] = []
-        summaries: dict[str, str] = {}
         for res in results:
             fields = res.fields()
-            summaries[fields["path"]] = fields.get("summary", "")
             row = json.loads(rows[res.docnum] or b"{}")
             score, eff = blend(float(res.score), row, self.policy, now_ts)
             hits.append(
@@ -96,20 +105,39 @@ class Searcher:
                     snippet="",
                     bm25=float(res.score),
                     credit=eff,
+                    summary=fields.get("summary", ""),
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path))
         top = hits[:k]
-        stems = set(terms)
-        for hit in top:
-            hit.snippet = self.snippet(self._body(hit.path, summaries.get(hit.path, "")), stems)
+        if snippets:
+            self._snippets(top, set(terms))
         return top
+
+    def add_snippets(self, text: str, hits: list[Hit]) -> None:
+        """Snippets for `text` on hits a search returned without them."""
+        self._snippets([h for h in hits if not h.snippet], set(self.terms(text)))
+
+    def _snippets(self, hits: list[Hit], stems: set[str]) -> None:
+        for hit in hits:
+            hit.snippet = self.snippet(self._body(hit.path, hit.summary), stems)
 
     def _body(self, rel: str, fallback: str) -> str:
         try:
             return body_text(self.index.paths.note(rel).read_bytes())
         except OSError:
             return fallback
+
+    def _stem(self, word: str) -> str:
+        """The word as the index holds it ("" for a stop word), remembered: analysing each
+        word of a body anew was most of a snippet's time."""
+        stem = self._stems.get(word)
+        if stem is None:
+            tokens = [t.text for t in self._ana(word)]
+            stem = tokens[0] if tokens else ""
+            if len(self._stems) < MAX_REMEMBERED_WORDS:
+                self._stems[word] = stem
+        return stem
 
     def snippet(self, body: str, stems: set[str]) -> str:
         """The ~200 characters around the first word of the body that matches the query."""
@@ -118,8 +146,7 @@ class Searcher:
             return ""
         start = 0
         for match in _WORD.finditer(text):
-            tokens = [t.text for t in self._ana(match.group(0))]
-            if tokens and tokens[0] in stems:
+            if self._stem(match.group(0)) in stems:
                 start = max(0, match.start() - 60)
                 break
         window = text[start : start + SNIPPET_CHARS]

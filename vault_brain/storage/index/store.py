@@ -20,7 +20,7 @@ from typing import Any
 
 from whoosh import index as windex
 from whoosh.codec import base as whoosh_codec
-from whoosh.query import And, Every, Term
+from whoosh.query import And, Every, Or, Term
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters, Note, note_from_parsed
@@ -476,4 +476,7 @@ def filter_terms(filters: Filters) -> list[Any]:
         parts.append(Term("category", filters.category))
     if filters.tag:
         parts.append(Term("tags", filters.tag))
+    if filters.scopes:
+        scopes = [Term("scope", scope) for scope in filters.scopes]
+        parts.append(scopes[0] if len(scopes) == 1 else Or(scopes))
     return parts

@@ -1,0 +1,171 @@
+"""Writing the proxy's turns behind its responses, so that no write delays a reply.
+
+Two threads, each with its own `ProxyAPI` (its own lock and index handles), so that a slow
+model call in a capture never holds up the recording of a turn:
+
+- the recorder writes each turn (user, retrieval, assistant records, one transaction) in
+  the order the responses finished, and answers feedback in the same queue, so feedback
+  always sees the turns that came before it;
+- the capturer runs the flush (durable memories through the gate; the configured model
+  reconciles when there is one) and the rolling summary of a conversation once it has
+  been quiet for `idle` seconds (or `max_wait` after its first uncaptured turn): one
+  flush, and one episode note, for a stretch of conversation rather than one per turn,
+  and no capture work while the conversation is busy asking.
+
+Closing records every turn still queued, then captures every conversation still waiting,
+for up to `CLOSE_BUDGET` seconds; what is left is in the transcripts, and the
+conversation's next flush (or `vb flush -s ID`) captures it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from vault_brain.app.proxy import ProxyAPI, Turn, TurnResult
+from vault_brain.domain.errors import VaultBrainError
+
+if TYPE_CHECKING:
+    from vault_brain.app.credit import FeedbackResult
+
+log = logging.getLogger("vault_brain.serve")
+
+CAPTURE_IDLE = 20.0  # seconds a conversation is quiet before it is captured
+CAPTURE_MAX_WAIT = 120.0  # ... or after its first uncaptured turn, however busy it is
+CLOSE_BUDGET = 30.0  # seconds closing spends on the captures still waiting
+
+
+class TurnWriter:
+    def __init__(
+        self,
+        recorder: ProxyAPI,
+        capturer: ProxyAPI,
+        on_summary: Callable[[str, str], None] | None = None,
+        *,
+        idle: float = CAPTURE_IDLE,
+        max_wait: float = CAPTURE_MAX_WAIT,
+    ) -> None:
+        self._recorder = recorder
+        self._capturer = capturer
+        self._on_summary = on_summary
+        self.idle_seconds, self.max_wait = idle, max_wait
+        self._records = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vb-serve-record")
+        # conversation -> (when its first uncaptured turn came, when it is due)
+        self._waiting: dict[str, tuple[float, float]] = {}
+        self._wake = threading.Condition()
+        self._closing = False
+        self._busy = False
+        self._outstanding = 0  # turns queued or being recorded
+        self._thread = threading.Thread(target=self._capture_loop, name="vb-serve-capture")
+        self._thread.daemon = True
+        self._thread.start()
+
+    # -- what the server calls ---------------------------------------------------------------
+    def hold(self) -> None:
+        """A turn is on its way (its response is being sent): not idle until it is queued."""
+        with self._wake:
+            self._outstanding += 1
+
+    def submit(self, turn: Turn, held: bool = False) -> Future[TurnResult | None]:
+        """Queue a turn (returns at once; `held`: announced by `hold`); its conversation is
+        captured once it has been quiet for a while."""
+        if not held:
+            self.hold()
+        return self._records.submit(self._record, turn)
+
+    def feedback(self, session: str, signal: str, timeout: float = 60.0) -> FeedbackResult:
+        """Feedback for a conversation, after every turn queued before it is recorded."""
+        return self._records.submit(self._recorder.feedback, signal, session).result(timeout)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued, waiting or running (a test or a benchmark waits for this)."""
+        with self._wake:
+            return not (self._outstanding or self._waiting or self._busy)
+
+    def close(self) -> int:
+        """Record every queued turn, then capture what waits (see the module docstring);
+        returns how many conversations were left for their next flush."""
+        self._records.shutdown(wait=True)
+        with self._wake:
+            self._closing = True
+            self._wake.notify_all()
+        self._thread.join()
+        left = len(self._waiting)
+        if left:
+            log.warning(
+                "%d conversation(s) not captured yet: their next turn (or `vb flush -s ID`) "
+                "captures them",
+                left,
+            )
+        self._recorder.close()
+        self._capturer.close()
+        return left
+
+    # -- the two threads -----------------------------------------------------------------------
+    def _record(self, turn: Turn) -> TurnResult | None:
+        result = None
+        try:
+            result = self._recorder.record_turn(turn)
+        except VaultBrainError as exc:
+            log.error("turn of %s not recorded: %s", turn.session, exc.one_line())
+        except Exception:  # a bug: say so, and keep serving
+            log.exception("turn of %s not recorded (internal error)", turn.session)
+        finally:
+            with self._wake:
+                self._outstanding -= 1
+                if result is not None and not result.repeated:
+                    now = time.monotonic()
+                    first, _ = self._waiting.get(turn.session, (now, now))
+                    due = min(now + self.idle_seconds, first + self.max_wait)
+                    self._waiting[turn.session] = (first, due)
+                self._wake.notify_all()
+        return result
+
+    def _next(self) -> str | None:
+        """The next conversation to capture, waiting until one is due; None to stop."""
+        deadline: float | None = None
+        with self._wake:
+            while True:
+                soonest = min(self._waiting, key=lambda s: self._waiting[s][1], default=None)
+                if self._closing:  # everything waiting is due now, within the budget
+                    deadline = deadline or time.monotonic() + CLOSE_BUDGET
+                    if soonest is None or time.monotonic() > deadline:
+                        return None
+                elif soonest is None or self._waiting[soonest][1] > time.monotonic():
+                    wait = None if soonest is None else self._waiting[soonest][1]
+                    self._wake.wait(None if wait is None else wait - time.monotonic())
+                    continue
+                del self._waiting[soonest]
+                self._busy = True
+                return soonest
+
+    def _capture_loop(self) -> None:
+        while (session := self._next()) is not None:
+            try:
+                self._capture(session)
+            finally:
+                with self._wake:
+                    self._busy = False
+
+    def _capture(self, session: str) -> None:
+        try:
+            self._capturer.flush(session)
+        except VaultBrainError as exc:
+            log.warning("flush of %s failed: %s", session, exc.one_line())
+        except Exception:
+            log.exception("flush of %s failed (internal error)", session)
+        try:
+            summary = self._capturer.roll_summary(session)
+        except VaultBrainError as exc:
+            log.warning("summary of %s failed: %s", session, exc.one_line())
+            return
+        except Exception:
+            log.exception("summary of %s failed (internal error)", session)
+            return
+        if summary is not None and self._on_summary is not None:
+            self._on_summary(session, summary)

@@ -1,0 +1,1 @@
+"""`vb serve`: the OpenAI-compatible memory proxy (Starlette on uvicorn, httpx2 upstream)."""

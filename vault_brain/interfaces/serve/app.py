@@ -1,0 +1,359 @@
+"""`vb serve`: an OpenAI-compatible proxy that gives any Chat Completions client the vault's
+memory by changing its base URL.
+
+- `POST /v1/chat/completions`: the memories for the conversation's latest user message
+  (and its rolling summary) go upstream as one system message after the client's own;
+  the reply comes back as the upstream sent it (an event stream chunk by chunk), with the
+  injected note ids in `X-VB-Memory-Ids` (each percent-encoded, comma-separated). After
+  the response, the turn is written to `sessions/<id>.jsonl` and captured (`app.turns`).
+- `POST /v1/vb/feedback` `{"session", "signal"}`: `vb feedback` over HTTP.
+- Any other `/v1/...`: passed to the upstream and back, streamed, untouched.
+
+A thin adapter: retrieval, recording and capture are `ProxyAPI` calls; this module speaks
+HTTP. Errors that are vb's own are `{"version": 2, "error": {"code", "message", "hint"}}`;
+the upstream's errors pass through as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import httpx2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from vault_brain.app.proxy import IndexKeeper, ProxyAPI, Recall, Turn
+from vault_brain.app.results import envelope, to_json
+from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.sessions import conversation_id
+from vault_brain.interfaces.serve.chat import (
+    StreamReader,
+    completion_reply,
+    input_records,
+    reply_records,
+    request_key,
+    take_options,
+    user_texts,
+    with_memory,
+)
+from vault_brain.interfaces.serve.relay import (
+    Relay,
+    error_response,
+    parse_json,
+    returned_headers,
+    unreachable,
+    upstream_headers,
+)
+
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 600.0  # a model may think for minutes before its first token
+SUMMARY_CACHE = 4096
+log = logging.getLogger("vault_brain.serve")
+_STATUS = {"not_found": 404, "locked": 503, "no_vault": 503}
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    upstream: str
+    """The upstream's base URL, e.g. https://api.openai.com/v1."""
+    api_key: str | None = field(default=None, repr=False)
+    """vb's configured key, sent upstream unless the client brings its own."""
+    token: str | None = field(default=None, repr=False)
+    """VB_SERVE_TOKEN: the bearer token clients must present (never forwarded)."""
+    capture_idle: float = CAPTURE_IDLE
+    """Seconds a conversation is quiet before it is flushed into memories."""
+
+
+class Proxy:
+    """One running proxy: its memory APIs, the writer behind the responses, the upstream
+    client. `open_api` opens a fresh `ProxyAPI` on the vault (one per thread that uses it)."""
+
+    def __init__(
+        self,
+        open_api: Callable[[], ProxyAPI],
+        config: ServeConfig,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.open_api = open_api
+        self.on_ready = on_ready
+        self.upstream = config.upstream.rstrip("/")
+        self.reader = open_api()
+        self.writer = TurnWriter(open_api(), open_api(), self._summarized, idle=config.capture_idle)
+        self.client: httpx2.AsyncClient | None = None
+        self._summaries: OrderedDict[str, str] = OrderedDict()
+        self._summaries_lock = threading.Lock()
+
+    # -- life cycle --------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(self.reader.warm_up)
+        keeper = IndexKeeper(self.open_api())
+        timeout = httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
+        limits = httpx2.Limits(max_connections=256, max_keepalive_connections=64)
+        async with httpx2.AsyncClient(timeout=timeout, limits=limits) as client:
+            self.client = client
+            if self.on_ready is not None:
+                self.on_ready()
+            try:
+                yield
+            finally:
+                await run_in_threadpool(self.writer.close)
+                await run_in_threadpool(keeper.close)
+                self.reader.close()
+
+    # -- summaries (kept in memory; read from the transcript once per conversation) --------
+    def _summarized(self, session: str, summary: str) -> None:
+        with self._summaries_lock:
+            self._summaries[session] = summary
+            self._summaries.move_to_end(session)
+            while len(self._summaries) > SUMMARY_CACHE:
+                self._summaries.popitem(last=False)
+
+    def _summary(self, session: str) -> str:
+        with self._summaries_lock:
+            if session in self._summaries:
+                return self._summaries[session]
+        summary = self.reader.conversation_summary(session)
+        self._summarized(session, summary)
+        return summary
+
+    def _recall(self, session: str, latest: str, k: int | None, scopes: list[str]) -> Recall:
+        """The memories for the latest user message and the conversation's summary, from
+        the conversation's scopes and global."""
+        summary = self._summary(session)
+        return self.reader.recall(f"{latest}\n{summary}" if summary else latest, k, scopes)
+
+    # -- requests ------------------------------------------------------------------------------
+    def _denied(self, request: Request) -> Response | None:
+        token = self.config.token
+        if token is None:
+            return None
+        given = request.headers.get("authorization", "")
+        if hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return None
+        return error_response(
+            401,
+            "unauthorized",
+            "this vb serve needs its token (VB_SERVE_TOKEN)",
+            "send `Authorization: Bearer <VB_SERVE_TOKEN>` (the API key of an OpenAI client)",
+            {"www-authenticate": "Bearer"},
+        )
+
+    def _headers(
+        self, request: Request, encoding: str | None, keep_length: bool = False
+    ) -> dict[str, str]:
+        return upstream_headers(
+            request.headers,
+            api_key=self.config.api_key,
+            client_auth_is_token=self.config.token is not None,
+            encoding=encoding,
+            keep_length=keep_length,
+        )
+
+    def _url(self, path: str, query: str) -> str:
+        return f"{self.upstream}/{path}" + (f"?{query}" if query else "")
+
+    async def chat(self, request: Request) -> Response:
+        denied = self._denied(request)
+        if denied is not None:
+            return denied
+        assert self.client is not None
+        raw = await request.body()
+        body = parse_json(raw)
+        if not isinstance(body, dict):
+            return error_response(
+                400,
+                "invalid_input",
+                "the request body is not a JSON object",
+                'send a Chat Completions request: {"model": "...", "messages": [...]}',
+            )
+        fields = len(body)
+        try:
+            options = take_options(body, request.headers)
+        except VaultBrainError as exc:
+            return error_response(400, exc.code, exc.message, exc.hint)
+        try:
+            scopes = self.reader.conversation_scopes(list(options.scopes))
+        except VaultBrainError as exc:
+            return error_response(403, exc.code, exc.message, exc.hint)
+        users = user_texts(body)
+        session = options.session or conversation_id(users[0] if users else "")
+        latest = users[-1] if users else ""
+        recall = Recall(latest, [], "", 0)
+        if latest.strip() and options.top_k != 0:
+            recall = await run_in_threadpool(self._recall, session, latest, options.top_k, scopes)
+        turn = Turn(
+            session,
+            request_key(session, body),
+            input_records(body),
+            [],
+            recall.query,
+            recall.memories,
+            scopes,
+        )
+        with_memory(body, recall.message)
+        changed = bool(recall.message) or len(body) != fields
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8") if changed else raw
+        upstream_request = self.client.build_request(
+            "POST",
+            self._url("chat/completions", request.url.query),
+            headers=self._headers(request, None),
+            content=content,
+        )
+        try:
+            response = await self.client.send(upstream_request, stream=True)
+        except httpx2.HTTPError as exc:
+            return unreachable(self.upstream, exc)
+        ids = ",".join(quote(m.id, safe="") for m in recall.memories)
+        extra = {"x-vb-memory-ids": ids, "x-vb-session": session}
+        if not 200 <= response.status_code < 300:  # the upstream's error, as it is: no turn
+            return Relay(response, extra)
+        if "text/event-stream" in response.headers.get("content-type", ""):
+            reader = StreamReader()
+
+            def ended(completed: bool) -> None:
+                # a client may hang up as soon as it has the finish (before the upstream
+                # closes): the reply is whole all the same
+                turn.replies = reader.records(incomplete=not (completed or reader.done))
+                self.writer.submit(turn, held=True)
+
+            self.writer.hold()
+            return Relay(response, extra, reader.feed, ended)
+        try:
+            data_raw = await response.aread()
+        except httpx2.HTTPError as exc:
+            return unreachable(self.upstream, exc)
+        finally:
+            await response.aclose()
+        data = parse_json(data_raw)
+        turn.replies = reply_records(*completion_reply(data))
+        if options.hits and isinstance(data, dict):
+            data["memory_hits"] = [to_json(m) for m in recall.memories]
+            data_raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        self.writer.hold()
+        return _buffered(response, data_raw, extra, lambda: self.writer.submit(turn, held=True))
+
+    async def passthrough(self, request: Request) -> Response:
+        denied = self._denied(request)
+        if denied is not None:
+            return denied
+        assert self.client is not None
+        has_body = "content-length" in request.headers or "transfer-encoding" in request.headers
+        upstream_request = self.client.build_request(
+            request.method,
+            self._url(request.path_params["path"], request.url.query),
+            headers=self._headers(request, request.headers.get("accept-encoding"), True),
+            content=request.stream() if has_body else None,
+        )
+        try:
+            response = await self.client.send(upstream_request, stream=True)
+        except httpx2.HTTPError as exc:
+            return unreachable(self.upstream, exc)
+        return Relay(response)
+
+    async def feedback(self, request: Request) -> Response:
+        denied = self._denied(request)
+        if denied is not None:
+            return denied
+        data = parse_json(await request.body())
+        session = data.get("session") if isinstance(data, dict) else None
+        signal = data.get("signal") if isinstance(data, dict) else None
+        if not isinstance(session, str) or not isinstance(signal, str):
+            return error_response(
+                400,
+                "invalid_input",
+                "feedback needs a session and a signal",
+                '{"session": "ID", "signal": "good"} (good, bad, completed, abandoned, '
+                "tool-success)",
+            )
+        try:
+            result = await run_in_threadpool(self.writer.feedback, session, signal)
+        except VaultBrainError as exc:
+            return error_response(_STATUS.get(exc.code, 400), exc.code, exc.message, exc.hint)
+        return JSONResponse(envelope(result))
+
+
+async def _not_found(request: Request) -> Response:
+    return error_response(
+        404,
+        "not_found",
+        f"no route {request.url.path}",
+        "vb serve answers /v1/... (Chat Completions and everything the upstream serves) and "
+        "POST /v1/vb/feedback",
+    )
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    log.exception("internal error on %s", request.url.path, exc_info=exc)
+    return error_response(
+        500,
+        "internal",
+        f"internal error in vb serve ({type(exc).__name__}); this is a bug in vb",
+        "the server keeps running; see its log for the traceback, and report it",
+    )
+
+
+class _ThenRecord(Response):
+    """A response that queues its turn once it is sent, or failed to be (never before)."""
+
+    def __init__(self, body: bytes, status: int, then: Callable[[], object]) -> None:
+        super().__init__(body, status_code=status)
+        self.then = then
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.then()
+
+
+def _buffered(
+    upstream: httpx2.Response, body: bytes, extra: dict[str, str], then: Callable[[], object]
+) -> Response:
+    """A response read whole (to record it): the upstream's status and headers, its body
+    (decoded, so without its content-encoding and length), and vb's headers."""
+    response = _ThenRecord(body, upstream.status_code, then)
+    skip = {"content-length", "content-encoding", "content-type"}
+    kept = [(k, v) for k, v in returned_headers(upstream.headers, extra) if k.lower() not in skip]
+    content_type = upstream.headers.get("content-type", "application/json")
+    response.raw_headers += [
+        (b"content-type", content_type.encode("latin-1")),
+        *((k.encode("latin-1"), v.encode("latin-1")) for k, v in kept),
+    ]
+    return response
+
+
+def build_app(
+    open_api: Callable[[], ProxyAPI],
+    config: ServeConfig,
+    on_ready: Callable[[], None] | None = None,
+) -> Starlette:
+    """The proxy as an ASGI app; `on_ready` is called once it is warm and serving."""
+    proxy = Proxy(open_api, config, on_ready)
+    everything = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    routes = [
+        Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
+        Route("/v1/vb/feedback", proxy.feedback, methods=["POST"]),
+        Route("/v1/vb/{rest:path}", _not_found, methods=everything),
+        Route("/v1/{path:path}", proxy.passthrough, methods=everything),
+        Route("/{rest:path}", _not_found, methods=everything),
+    ]
+    app = Starlette(
+        routes=routes, lifespan=proxy.lifespan, exception_handlers={Exception: _internal}
+    )
+    app.state.proxy = proxy
+    return app
