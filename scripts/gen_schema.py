@@ -20,6 +20,7 @@ from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
 from vault_brain.app.memory_file import MemoryFileResult
 from vault_brain.app.retention import SessionList, SessionsArchived
 from vault_brain.app.status import StatusReport
+from vault_brain.app.sync import SyncResult
 from vault_brain.app.tasks import TaskChange, TaskList
 from vault_brain.interfaces.claude_code.settings import HookSettings
 from vault_brain.interfaces.clients import ClientConfig
@@ -44,6 +45,7 @@ RESULTS: dict[str, tuple[type, str]] = {
     "strategy": (results.StrategyResult, "vb strategy"),
     "init": (results.InitResult, "vb init"),
     "status": (StatusReport, "vb status"),
+    "sync": (SyncResult, "vb sync"),
     "intake": (IntakeResult, "vb loop intake"),
     "context": (ContextResult, "vb loop context --json"),
     "persist": (PersistResult, "vb loop persist"),

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
     from vault_brain.app.memory_file import MemoryFileResult
     from vault_brain.app.status import StatusReport
+    from vault_brain.app.sync import SyncResult
     from vault_brain.domain.plan import Plan
     from vault_brain.storage.index.search import Hit
 
@@ -422,6 +423,12 @@ class MemoryAPI(SessionsAndTasks):
         from vault_brain.storage.git import commit_vault  # lazy: start-up
 
         return commit_vault(self._vault.paths, message)
+
+    def sync(self, remote: str = "origin", say: Callable[[str], None] | None = None) -> SyncResult:
+        """Commit, fetch, merge and push through the git remote (see `app.sync`)."""
+        from vault_brain.app.sync import sync  # lazy: start-up (GitPython)
+
+        return sync(self._vault, remote, say)
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""

@@ -7,6 +7,7 @@ from dataclasses import field
 from typing import Any
 
 from vault_brain.app.results import Result, result
+from vault_brain.app.sync import SyncState, sync_state
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
 from vault_brain.storage.index.scan import diff_manifest, scan
@@ -56,6 +57,9 @@ class StatusReport(Result):
     """Memory events by kind (read, write, flush, compact, search, refused)."""
     refused: dict[str, int] = field(default_factory=dict)
     """What the gate refused to store or inject, by reason (injection, secret, code, ...)."""
+    sync: SyncState | None = None
+    """The git remote: ahead/behind (as of the last fetch), last sync, a pending push,
+    conflict copies. None for a vault without a remote."""
 
 
 def vault_status(vault: Vault) -> StatusReport:
@@ -66,9 +70,11 @@ def vault_status(vault: Vault) -> StatusReport:
     archived = 0
     problems: list[Problem] = []
     indexed = 0
+    note_paths: list[str] = []
     if exists:
         for _, row in vault.index.rows(include_archived=True):
             indexed += 1
+            note_paths.append(row.get("path", ""))
             if row.get("archived"):
                 archived += 1
                 continue
@@ -104,4 +110,5 @@ def vault_status(vault: Vault) -> StatusReport:
         token_counter={"name": counter.name, "exact": counter.exact},
         events=events,
         refused=refused,
+        sync=sync_state(vault, note_paths),
     )

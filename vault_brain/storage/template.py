@@ -11,6 +11,7 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.storage.files import atomic_write
 from vault_brain.storage.git import init_repo
 from vault_brain.storage.paths import MARKER
+from vault_brain.storage.sync_git import install_drivers_at
 
 
 def template_root() -> Path:
@@ -79,4 +80,5 @@ def init_vault(target: Path, adopt: bool = False) -> InitResult:
     # .vb/ ignores itself, so git never sees the cache even when --adopt kept the user's .gitignore
     atomic_write(target / ".vb" / ".gitignore", "*\n")
     result.git = init_repo(target, commit=not existing, adopt=adopt)
+    install_drivers_at(target)
     return result

@@ -1,0 +1,325 @@
+"""`vb sync`: the vault shared through a git remote, without conflicts from vb's own writes.
+
+One sync: finish a merge a kill interrupted; commit what is pending (one commit whose message
+counts what changed); fetch; merge the remote's branch (never a rebase); push (never forced).
+A push the remote rejects because it moved meanwhile is followed by another fetch and merge,
+up to `ATTEMPTS` times. An unreachable remote is not an error: the commit stays local and
+the result says the push is pending.
+
+Merging: git merges the files vb has no driver for; the files vb has a driver for (notes,
+transcripts and logs, tasks.json; see `storage.sync_git.ATTRIBUTES`) git leaves as ours, and
+vb merges them here, in this process, from the three blobs with the same code the per-file
+driver (`vb merge-driver`, for a person's own `git merge`) runs. Generated files (MEMORY.md,
+sessions/sessions.json) are regenerated after the merge. The merge is committed only when
+every file is resolved: a kill before that leaves MERGE_HEAD, and the next sync resolves the
+same files again from the same blobs (the result is the same) and commits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from vault_brain.app.merge_driver import machine_name, write_conflict_copy
+from vault_brain.app.results import Result, result
+from vault_brain.app.vault import Vault
+from vault_brain.domain.clock import now_iso
+from vault_brain.domain.sync_merge import count_changes, describe_changes, is_conflict_copy
+from vault_brain.storage import sync_git as g
+from vault_brain.storage.files import atomic_write, vault_lock, write_cache
+from vault_brain.storage.git import _identity
+from vault_brain.storage.merge_files import Merged, MergeError, merge_bytes
+
+ATTEMPTS = 5
+STATE_FILE = "sync.json"
+Say = Callable[[str], None]
+
+
+@result
+class SyncResult(Result):
+    remote: str
+    branch: str
+    committed: str | None
+    """The commit of this machine's pending changes (None: nothing was pending)."""
+    message: str
+    """What that commit's message says changed."""
+    merged: int
+    """Merges of the remote's commits made (0: the remote had nothing new)."""
+    merged_files: int
+    """Files vb merged itself (notes, transcripts, logs, tasks.json)."""
+    conflict_copies: list[str]
+    """Conflict copies written beside notes both machines changed on the same lines."""
+    pushed: bool
+    push_pending: str | None
+    """Why the push did not happen (the commits are kept locally; the next sync pushes)."""
+    attempts: int
+    resumed: bool
+    """A sync a kill interrupted was finished first."""
+    ahead: int
+    behind: int
+    seconds: float
+    regenerated: list[str] = field(default_factory=list)
+
+
+@result
+class SyncState(Result):
+    remote: str
+    branch: str
+    ahead: int | None
+    """Commits here the remote does not have (as of the last fetch)."""
+    behind: int | None
+    """Commits on the remote not merged here (as of the last fetch)."""
+    last_sync: str | None
+    push_pending: str | None
+    conflict_copies: list[str]
+
+
+def _rel(repo: Any, path: Path) -> str:
+    return Path(os.path.relpath(path, g.top(repo))).as_posix()
+
+
+class Syncer:
+    def __init__(self, vault: Vault, repo: Any, remote: str, say: Say) -> None:
+        self.vault, self.repo, self.remote, self.say = vault, repo, remote, say
+        self.branch = g.branch(repo)
+        self.machine = machine_name()
+        self.identity = _identity(repo)
+        self.merged_files = 0
+        self.merges = 0
+        self.copies: list[str] = []
+        self.regenerated: set[str] = set()
+
+    # -- merging ---------------------------------------------------------------------------
+    def finish_merge(self, what: str) -> None:
+        state = g.merge_state(self.repo)
+        with vault_lock(self.vault.paths):
+            touched = self._resolve(state)
+        touched += self._regenerate()
+        g.add_paths(self.repo, sorted(set(touched) | set(self.copies)))
+        message = f"vb sync ({self.machine}): merge {what}; {len(touched)} files merged by vb" + (
+            f", {len(self.copies)} conflict copies" if self.copies else ""
+        )
+        g.commit(self.repo, message, self.identity)
+        self.merges += 1
+
+    def _resolve(self, state: g.MergeStart) -> list[str]:
+        repo, root = self.repo, g.top(self.repo)
+        kinds = g.merge_kinds(repo, [b.path for b in state.both] + list(state.unmerged))
+        touched: list[str] = []
+        for item in state.both:
+            kind = kinds.get(item.path, "")
+            if not kind:  # git merged it (no vb driver), or a generated file (regenerated)
+                continue
+            b, o, t = (g.blob(repo, s) for s in (item.base, item.ours, item.theirs))
+            self._write(item.path, kind, merge_bytes(kind, b, o, t, item.path))
+            touched.append(item.path)
+        for path, stages in state.unmerged.items():
+            kind = kinds.get(path) or ""
+            blobs = {stage: g.blob(repo, sha) for stage, sha in stages.items()}
+            if 2 in blobs and 3 in blobs:
+                if kind:
+                    merged = merge_bytes(kind, blobs.get(1, b""), blobs[2], blobs[3], path)
+                else:
+                    merged = merge_bytes("ours", b"", blobs[2], b"", path)
+                    merged.conflict = blobs[3]
+                self._write(path, kind or "other", merged)
+            elif 3 in blobs or 2 in blobs:  # deleted on one side, changed on the other: kept
+                atomic_write(root / path, blobs.get(2, blobs.get(3, b"")))
+            else:
+                (root / path).unlink(missing_ok=True)
+            touched.append(path)
+        self.merged_files += len(touched)
+        return touched
+
+    def _write(self, path: str, kind: str, merged: Merged) -> None:
+        root = g.top(self.repo)
+        atomic_write(root / path, merged.data)
+        if merged.conflict is not None:
+            self.copies.append(write_conflict_copy(root, path, kind, merged, self.machine))
+
+    def _regenerate(self) -> list[str]:
+        """MEMORY.md and the session index from the merged files, not merged themselves."""
+        from vault_brain.app.memory_file import write_memory_file  # lazy
+        from vault_brain.storage.transcript import SessionIndex, recount
+
+        paths = self.vault.paths
+        out: list[str] = []
+        if paths.sessions_index.exists() or any(paths.sessions_dir.glob("*.jsonl")):
+            infos = {p.stem: recount(p, p.stem) for p in sorted(paths.sessions_dir.glob("*.jsonl"))}
+            SessionIndex(paths).save(infos)
+            out.append(_rel(self.repo, paths.sessions_index))
+        if paths.memory_md.exists():
+            self.vault.reconcile(force=True)
+            write_memory_file(self.vault)
+            out.append(_rel(self.repo, paths.memory_md))
+        self.regenerated.update(out)
+        return out
+
+    # -- the steps ---------------------------------------------------------------------------
+    def commit_pending(self) -> tuple[str | None, str]:
+        rel = _rel(self.repo, self.vault.root)
+        with vault_lock(self.vault.paths):
+            g.stage_all(self.repo, rel)
+            entries = g.staged_changes(self.repo, rel)
+            if not entries:
+                return None, "nothing to commit"
+            summary = describe_changes(count_changes(entries))
+            sha = g.commit(self.repo, f"vb sync ({self.machine}): {summary}", self.identity)
+        return sha, summary
+
+    def merge_remote(self) -> None:
+        ref = g.remote_ref(self.repo, self.remote, self.branch)
+        if ref is None or self.repo.is_ancestor(ref, "HEAD"):
+            return
+        if self.repo.is_ancestor("HEAD", ref):
+            self.say(f"fast-forward to {self.remote}/{self.branch}")
+            self.repo.git.merge("--ff-only", ref)
+            self.vault.reconcile(force=True)
+            return
+        self.say(f"merging {self.remote}/{self.branch}")
+        g.start_merge(self.repo, ref)
+        self.finish_merge(f"{self.remote}/{self.branch}")
+
+
+def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncResult:
+    started = time.perf_counter()
+    repo = g.open_repo(vault.root)
+    try:
+        return _sync(vault, repo, remote, say or (lambda _text: None), started)
+    finally:
+        repo.close()
+
+
+def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> SyncResult:
+    import git  # lazy
+
+    g.check_remote(repo, remote)
+    s = Syncer(vault, repo, remote, say)
+    g.ensure_attributes(vault.root)
+    g.install_drivers(repo)
+    resumed = g.merge_in_progress(repo)
+    try:
+        if resumed:
+            say("finishing an interrupted merge")
+            s.finish_merge("interrupted by a kill, finished")
+        sha, summary = s.commit_pending()
+        pending: str | None = None
+        pushed = False
+        attempts = 0
+        while attempts < ATTEMPTS:
+            attempts += 1
+            say(f"fetching {remote}")
+            try:
+                g.fetch(repo, remote)
+            except git.GitCommandError as exc:
+                pending = f"cannot reach {remote}: {g.detail(exc)}"
+                break
+            s.merge_remote()
+            say(f"pushing to {remote}")
+            outcome = g.push(repo, remote, s.branch)
+            if outcome.ok:
+                pushed, pending = True, None
+                break
+            pending = outcome.reason
+            if not outcome.rejected:
+                pending = f"cannot push to {remote}: {outcome.reason}"
+                break
+            pending = f"{remote} kept moving ({attempts} pushes rejected): {outcome.reason}"
+    except (git.GitCommandError, MergeError) as exc:
+        raise g.GitError(
+            f"sync stopped: {g.detail(exc)}",
+            hint="run `vb sync` again to finish it (nothing is lost); "
+            "`vb --debug sync` shows the git command",
+        ) from None
+    if s.merges:
+        vault.reconcile(force=True)
+    ref = g.remote_ref(repo, remote, s.branch)
+    ahead, behind = g.ahead_behind(repo, ref) if ref else (0, 0)
+    _save_state(vault, remote, s.branch, pushed, pending)
+    return SyncResult(
+        remote=remote,
+        branch=s.branch,
+        committed=sha,
+        message=summary,
+        merged=s.merges,
+        merged_files=s.merged_files,
+        conflict_copies=s.copies,
+        pushed=pushed,
+        push_pending=pending,
+        attempts=attempts,
+        resumed=resumed,
+        ahead=ahead,
+        behind=behind,
+        seconds=round(time.perf_counter() - started, 3),
+        regenerated=sorted(s.regenerated),
+    )
+
+
+# --------------------------------------------------------------------------- state
+
+
+def _state_path(vault: Vault) -> Path:
+    return vault.paths.vb_dir / STATE_FILE
+
+
+def _save_state(vault: Vault, remote: str, branch: str, pushed: bool, pending: str | None) -> None:
+    previous = _load_state(vault)
+    state = {
+        "remote": remote,
+        "branch": branch,
+        "last_attempt": now_iso(),
+        "last_sync": now_iso() if pushed else previous.get("last_sync"),
+        "push_pending": pending,
+    }
+    write_cache(_state_path(vault), json.dumps(state, indent=1) + "\n")
+
+
+def _load_state(vault: Vault) -> dict[str, Any]:
+    try:
+        data = json.loads(_state_path(vault).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def sync_state(vault: Vault, note_paths: list[str]) -> SyncState | None:
+    """For `vb status`: ahead/behind as of the last fetch, the last sync, a pending push and
+    the conflict copies (from the note paths the index holds, plus tasks copies at the top).
+    None when the vault has no git remote."""
+    if not (vault.root / ".git").exists() and not _load_state(vault):
+        return None
+    try:
+        repo = g.open_repo(vault.root)
+    except g.GitError:
+        return None
+    try:
+        if not repo.remotes:
+            return None
+        state = _load_state(vault)
+        remote = str(state.get("remote") or "origin")
+        if remote not in [r.name for r in repo.remotes]:
+            remote = repo.remotes[0].name
+        try:
+            branch = g.branch(repo)
+        except g.GitError:
+            branch = ""
+        ref = g.remote_ref(repo, remote, branch) if branch else None
+        ahead, behind = g.ahead_behind(repo, ref) if ref else (None, None)
+        copies = [p for p in note_paths if is_conflict_copy(p)]
+        copies += [p.name for p in vault.root.glob("tasks (conflict *).json")]
+        return SyncState(
+            remote=remote,
+            branch=branch,
+            ahead=ahead,
+            behind=behind,
+            last_sync=state.get("last_sync"),
+            push_pending=state.get("push_pending"),
+            conflict_copies=sorted(copies),
+        )
+    finally:
+        repo.close()

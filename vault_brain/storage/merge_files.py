@@ -1,0 +1,195 @@
+"""Three-way merges of the vault's files, bytes in and bytes out (the merge drivers' work).
+
+- note: counters merged by `domain.sync_merge.merge_counters` and written into all three
+  versions with the front matter editor (so those lines agree and never conflict), then the
+  rest merged line by line by `git merge-file`. Lines both sides changed: ours is the
+  result and theirs comes back as `conflict` (for a conflict copy beside the note); a
+  result never holds conflict markers.
+- jsonl: record by record (`merge_records`).
+- tasks: by task id (`merge_tasks`); tasks both sides changed come back as `conflict`.
+- ours: our version (a generated file, regenerated after the merge).
+
+Anything unreadable raises `MergeError`: the driver exits non-zero and git reports the
+file as conflicted, never half-merged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.sync_merge import (
+    merge_counters,
+    merge_records,
+    merge_tasks,
+)
+from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.frontmatter_edit import edit_front_matter
+
+KINDS = ("note", "jsonl", "tasks", "ours")
+
+
+class MergeError(VaultBrainError):
+    """A file the merge driver cannot merge (git then reports it as a conflict)."""
+
+
+@dataclass
+class Merged:
+    data: bytes
+    conflict: bytes | None = None
+    """Theirs' text (or theirs' conflicting tasks) to keep in a conflict copy."""
+
+
+def merge_bytes(kind: str, base: bytes, ours: bytes, theirs: bytes, where: str) -> Merged:
+    if kind == "note":
+        return merge_note(base, ours, theirs, where)
+    if kind == "jsonl":
+        return merge_jsonl(base, ours, theirs)
+    if kind == "tasks":
+        return merge_tasks_file(base, ours, theirs, where)
+    if kind == "ours":
+        return Merged(ours)
+    raise MergeError(f"unknown merge kind {kind!r}", hint=f"one of: {', '.join(KINDS)}")
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def _trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    return None
+
+
+def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> Merged:
+    done = _trivial(base, ours, theirs)
+    if done is not None:
+        return Merged(done)
+    parsed = [parse_text(v) for v in (base, ours, theirs)]
+    if any(p.error for p in parsed):
+        return _lines_or_copy(base, ours, theirs)
+    b, o, t = parsed
+    counters = merge_counters(b.meta, o.meta, t.meta)
+    try:
+        base_n = _set(base, {k: v for k, v in counters.items() if k in b.meta}, where)
+        ours_n = _set(ours, counters, where)
+        theirs_n = _set(theirs, counters, where)
+    except VaultBrainError:
+        return _lines_or_copy(base, ours, theirs)
+    done = _trivial(base_n, ours_n, theirs_n)
+    if done is not None:
+        return Merged(done)
+    merged = merge_lines(base_n, ours_n, theirs_n)
+    if merged is None or parse_text(merged).error:
+        return Merged(ours_n, conflict=theirs)
+    return Merged(merged)
+
+
+def _set(raw: bytes, values: dict[str, Any], where: str) -> bytes:
+    """`raw` with the counter keys set to `values` (only the lines that differ change)."""
+    meta = parse_text(raw).meta
+    changes = {k: v for k, v in values.items() if k not in meta or meta[k] != v}
+    if not changes:
+        return raw
+    return edit_front_matter(raw, changes, where=where)
+
+
+def _lines_or_copy(base: bytes, ours: bytes, theirs: bytes) -> Merged:
+    merged = merge_lines(base, ours, theirs)
+    return Merged(merged) if merged is not None else Merged(ours, conflict=theirs)
+
+
+def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """`git merge-file`: the line-by-line three-way merge, or None when both sides changed
+    the same lines."""
+    with tempfile.TemporaryDirectory(prefix="vb-merge-") as tmp:
+        names = []
+        for label, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            name = os.path.join(tmp, label)
+            with open(name, "wb") as handle:
+                handle.write(data)
+            names.append(name)
+        try:
+            proc = subprocess.run(
+                ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *names],
+                capture_output=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise MergeError(
+                f"cannot run git merge-file: {exc.strerror or exc}", hint="install git"
+            ) from None
+    if proc.returncode == 0:
+        return proc.stdout
+    if proc.returncode > 0 and proc.returncode < 128:
+        return None
+    raise MergeError(
+        f"git merge-file failed: {proc.stderr.decode('utf-8', 'replace').strip()}",
+        hint="check that git is installed",
+    )
+
+
+def conflict_copy_bytes(theirs: bytes, rel: str, suffix: str) -> bytes:
+    """Theirs' note as a conflict copy: its own id (so the index holds both) and
+    `conflict_of` naming the note; the text as it was."""
+    parsed = parse_text(theirs)
+    if parsed.error:
+        return theirs
+    changes: dict[str, Any] = {"conflict_of": rel}
+    if parsed.meta.get("id"):
+        changes["id"] = f"{parsed.meta['id']}-{suffix}"
+    try:
+        return edit_front_matter(theirs, changes, where=rel)
+    except VaultBrainError:
+        return theirs
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+
+
+def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> Merged:
+    if ours == theirs:
+        return Merged(ours)
+    merged = merge_records(_lines(base), _lines(ours), _lines(theirs))
+    return Merged("".join(merged).encode("utf-8", "surrogateescape"))
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _document(data: bytes, where: str) -> dict[str, Any]:
+    if not data.strip():
+        return {}
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise MergeError(
+            f"{where} is not valid JSON ({exc})", hint="fix the file, then merge again"
+        ) from None
+    if not isinstance(doc, dict):
+        raise MergeError(f"{where} is not a JSON object", hint="fix the file, then merge again")
+    return doc
+
+
+def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "tasks.json") -> Merged:
+    done = _trivial(base, ours, theirs)
+    if done is not None:
+        return Merged(done)
+    result = merge_tasks(_document(base, where), _document(ours, where), _document(theirs, where))
+    data = (json.dumps(result.document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    conflict = None
+    if result.conflicts:
+        doc = {"tasks": result.conflicts, "conflict_of": where}
+        conflict = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return Merged(data, conflict)

@@ -1,0 +1,358 @@
+"""The git side of `vb sync` (GitPython): drivers, commit, fetch, merge, push, and the files a
+merge left for vb to resolve.
+
+GitPython is imported inside each function (it takes ~0.1 s), and a repository object lives
+for one command only. `push()` reports a rejection in its result (PushInfo flags) rather than
+raising; an exception from push or fetch means the remote could not be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
+
+ATTRIBUTES_HEADER = "# vb's merge drivers"
+# merge attribute -> the kind `vb merge-driver` is given (None: git's `true`, keep ours)
+DRIVERS: dict[str, str | None] = {
+    "vb-note": "note",
+    "vb-jsonl": "jsonl",
+    "vb-tasks": "tasks",
+    "vb-ours": None,
+}
+ATTRIBUTES = """\
+# vb's merge drivers (vb init and vb sync install them into each clone's .git/config).
+# Notes: counters merged arithmetically, the rest line by line, a conflict copy instead of markers.
+*.md merge=vb-note
+# Append-only logs and transcripts: merged record by record, each record once.
+logs/*.jsonl merge=vb-jsonl
+sessions/*.jsonl merge=vb-jsonl
+# Tasks: merged by task id.
+tasks.json merge=vb-tasks
+# Generated files: ours kept, regenerated after the merge.
+MEMORY.md merge=vb-ours
+sessions/sessions.json merge=vb-ours
+"""
+# git never asks for a password or a host key on a terminal nobody watches
+_QUIET_NETWORK = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+
+
+class GitError(VaultBrainError):
+    """git refused a step of a sync."""
+
+
+def detail(exc: BaseException) -> str:
+    text = getattr(exc, "stderr", "") or str(exc)
+    text = " ".join(str(text).split())
+    return text.removeprefix("stderr: ").strip("' ") or type(exc).__name__
+
+
+def open_repo(root: Path) -> Any:
+    import git  # lazy: GitPython takes ~0.1 s to import
+
+    try:
+        return git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(
+            f"{root} is not a git repository", hint="run `git init` there, or `vb init` a new vault"
+        ) from None
+
+
+def top(repo: Any) -> Path:
+    return Path(repo.working_tree_dir)
+
+
+def network_env() -> dict[str, str]:
+    return {k: v for k, v in _QUIET_NETWORK.items() if k not in os.environ}
+
+
+# --------------------------------------------------------------------------- drivers
+
+
+def driver_command(kind: str, python: str | None = None) -> str:
+    exe = shlex.quote(python or sys.executable)
+    return f"{exe} -m vault_brain merge-driver {kind} %O %A %B %P"
+
+
+def install_drivers(repo: Any) -> bool:
+    """Write the merge drivers into the clone's .git/config (git does not carry driver
+    config with a clone); True when something changed."""
+    wanted = []
+    for name, kind in DRIVERS.items():
+        section = f'merge "{name}"'
+        wanted.append((section, "name", f"vault_brain {kind or 'generated file'} merge"))
+        wanted.append((section, "driver", driver_command(kind) if kind else "true"))
+    reader = repo.config_reader("repository")
+    missing = [w for w in wanted if reader.get_value(w[0], w[1], default="") != w[2]]
+    if not missing:
+        return False
+    with repo.config_writer("repository") as writer:
+        for section, option, value in missing:
+            writer.set_value(section, option, value)
+    return True
+
+
+def install_drivers_at(root: Path) -> bool:
+    """`install_drivers` for the repository holding `root`; False (and nothing done) when it
+    is not in one or git refused."""
+    import git  # lazy
+
+    try:
+        repo = open_repo(root)
+    except GitError:
+        return False
+    try:
+        return install_drivers(repo)
+    except (git.GitError, OSError, ValueError):
+        return False
+    finally:
+        repo.close()
+
+
+def ensure_attributes(vault_root: Path) -> bool:
+    """The vault's .gitattributes declares vb's drivers (added below the user's own lines
+    when missing); True when the file was written."""
+    path = vault_root / ".gitattributes"
+    try:
+        current = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = ""
+    if ATTRIBUTES_HEADER in current:
+        return False
+    lines = [
+        line
+        for line in current.splitlines()
+        if not line.startswith(("logs/*.jsonl merge=union", "sessions/*.jsonl merge=union"))
+        and not line.startswith("# Append-only logs and transcripts: lines added on two")
+    ]
+    kept = "\n".join(lines).strip("\n")
+    atomic_write(path, (kept + "\n\n" if kept else "") + ATTRIBUTES)
+    return True
+
+
+def merge_kinds(repo: Any, paths: list[str]) -> dict[str, str | None]:
+    """The vb merge kind of each path from its `merge` attribute ('' for none of vb's)."""
+    if not paths:
+        return {}
+    proc = subprocess.run(
+        ["git", "check-attr", "-z", "--stdin", "merge"],
+        input=b"\0".join(p.encode() for p in paths) + b"\0",
+        capture_output=True,
+        cwd=top(repo),
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise GitError(f"git check-attr failed: {proc.stderr.decode().strip()}")
+    parts = proc.stdout.decode().split("\0")
+    out: dict[str, str | None] = {}
+    for i in range(0, len(parts) - 2, 3):
+        value = parts[i + 2]
+        out[parts[i]] = DRIVERS.get(value, "")
+    return out
+
+
+# --------------------------------------------------------------------------- state
+
+
+def merge_in_progress(repo: Any) -> bool:
+    return (Path(repo.git_dir) / "MERGE_HEAD").exists()
+
+
+def branch(repo: Any) -> str:
+    try:
+        return str(repo.active_branch.name)
+    except TypeError:
+        raise GitError(
+            "the vault's repository has no branch checked out (detached HEAD)",
+            hint="check out a branch (git switch main), then sync",
+        ) from None
+
+
+def remote_ref(repo: Any, remote: str, name: str) -> str | None:
+    ref = f"refs/remotes/{remote}/{name}"
+    try:
+        repo.git.rev_parse("--verify", "--quiet", ref)
+        return ref
+    except Exception:
+        return None
+
+
+def ahead_behind(repo: Any, ref: str) -> tuple[int, int]:
+    out = repo.git.rev_list("--left-right", "--count", f"HEAD...{ref}")
+    ahead, behind = out.split()
+    return int(ahead), int(behind)
+
+
+def check_remote(repo: Any, remote: str) -> None:
+    if remote not in [r.name for r in repo.remotes]:
+        raise GitError(
+            f"the vault's repository has no remote named {remote!r}",
+            hint=f"add it: git -C {top(repo)} remote add {remote} URL (or pass --remote NAME)",
+        )
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def staged_changes(repo: Any, rel: str) -> list[tuple[str, str, str | None]]:
+    """(status, path, renamed_to) of what is staged under `rel`, paths relative to it."""
+    out = repo.git.diff("--cached", "--name-status", "-M", "-z", "--", rel)
+    return parse_name_status(out, rel)
+
+
+def parse_name_status(out: str, rel: str = ".") -> list[tuple[str, str, str | None]]:
+    parts = out.split("\0")
+    entries: list[tuple[str, str, str | None]] = []
+    i = 0
+    prefix = "" if rel in (".", "") else rel.rstrip("/") + "/"
+    while i < len(parts) and parts[i]:
+        status = parts[i]
+        if status[0] in "RC":
+            entries.append((status, parts[i + 1][len(prefix) :], parts[i + 2][len(prefix) :]))
+            i += 3
+        else:
+            entries.append((status, parts[i + 1][len(prefix) :], None))
+            i += 2
+    return entries
+
+
+def stage_all(repo: Any, rel: str) -> None:
+    repo.git.add("--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}")  # never a write in progress
+
+
+def fetch(repo: Any, remote: str) -> None:
+    repo.git.fetch(remote, env=network_env())
+
+
+@dataclass
+class Push:
+    ok: bool
+    rejected: bool = False
+    reason: str = ""
+
+
+def push(repo: Any, remote: str, name: str) -> Push:
+    """Push the branch; a rejection (the remote moved) and an unreachable remote are told
+    apart by PushInfo flags, not by the text of an error."""
+    import git  # lazy
+
+    try:
+        infos = repo.remote(remote).push(
+            refspec=f"HEAD:refs/heads/{name}", env=network_env(), set_upstream=True
+        )
+    except git.GitCommandError as exc:
+        return Push(False, reason=detail(exc))
+    bad = git.PushInfo.ERROR | git.PushInfo.REJECTED | git.PushInfo.REMOTE_REJECTED
+    bad |= git.PushInfo.REMOTE_FAILURE
+    if not infos:
+        return Push(False, reason="git push reported nothing")
+    for info in infos:
+        if info.flags & (git.PushInfo.REJECTED | git.PushInfo.REMOTE_REJECTED):
+            return Push(False, rejected=True, reason=info.summary.strip() or "rejected")
+        if info.flags & bad:
+            return Push(False, reason=info.summary.strip() or "push failed")
+    return Push(True)
+
+
+@dataclass
+class BothChanged:
+    """A file both sides changed since the merge base, where the merge put it."""
+
+    path: str
+    base: str | None
+    ours: str | None
+    theirs: str | None
+
+
+@dataclass
+class MergeStart:
+    base: str
+    both: list[BothChanged] = field(default_factory=list)
+    unmerged: dict[str, dict[int, str]] = field(default_factory=dict)
+    """path -> {stage: blob sha} for what git left conflicted (1 base, 2 ours, 3 theirs)."""
+
+
+def _changes(repo: Any, base: str, head: str) -> dict[str, str]:
+    """old path -> new path of every file changed between base and head (renames followed;
+    an added file maps to itself)."""
+    out = repo.git.diff("--name-status", "-M", "-z", base, head)
+    changes: dict[str, str] = {}
+    for _status, path, new in parse_name_status(out):
+        changes[path] = new or path
+    return changes
+
+
+def _tree(repo: Any, commit: str) -> dict[str, str]:
+    out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
+    tree: dict[str, str] = {}
+    for item in out.split("\0"):
+        if item:
+            meta, _, path = item.partition("\t")
+            tree[path] = meta.split()[2]
+    return tree
+
+
+def start_merge(repo: Any, ref: str) -> None:
+    """`git merge --no-commit` of `ref` with vb's drivers set to keep ours (vb then merges
+    those files itself, in-process, from the blobs: one process instead of one per file)."""
+    import git  # lazy
+
+    config = [f"merge.{name}.driver=true" for name in DRIVERS]
+    try:
+        repo.git(c=config).merge(
+            "--no-commit", "--no-ff", "--no-edit", ref, env={"GIT_MERGE_AUTOEDIT": "no"}
+        )
+    except git.GitCommandError as exc:
+        if not merge_in_progress(repo):
+            raise GitError(
+                f"git merge failed: {detail(exc)}", hint="commit or stash the change it names"
+            ) from None
+
+
+def merge_state(repo: Any) -> MergeStart:
+    base = repo.git.merge_base("HEAD", "MERGE_HEAD").strip()
+    ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, "MERGE_HEAD")
+    trees = {c: _tree(repo, c) for c in (base, "HEAD", "MERGE_HEAD")}
+    unmerged: dict[str, dict[int, str]] = {}
+    for line in repo.git.ls_files("-u", "-z").split("\0"):
+        if line:
+            meta, _, path = line.partition("\t")
+            _mode, sha, stage = meta.split()
+            unmerged.setdefault(path, {})[int(stage)] = sha
+    state = MergeStart(base, unmerged=unmerged)
+    for old in sorted(set(ours) & set(theirs)):
+        mine, other = ours[old], theirs[old]
+        path = mine if mine != old else other
+        ours_blob, theirs_blob = trees["HEAD"].get(mine), trees["MERGE_HEAD"].get(other)
+        if path in unmerged or ours_blob is None or theirs_blob is None:
+            continue  # git's conflict (resolved from its stages), or deleted on both sides
+        state.both.append(BothChanged(path, trees[base].get(old), ours_blob, theirs_blob))
+    return state
+
+
+def blob(repo: Any, sha: str | None) -> bytes:
+    if sha is None:
+        return b""
+    data: bytes = repo.odb.stream(bytes.fromhex(sha)).read()
+    return data
+
+
+def add_paths(repo: Any, paths: list[str]) -> None:
+    for i in range(0, len(paths), 500):
+        repo.git.add("--all", "--", *paths[i : i + 500])
+
+
+def commit(repo: Any, message: str, identity: dict[str, str]) -> str:
+    repo.git.commit("--no-verify", "-m", message, env=identity)
+    return str(repo.head.commit.hexsha)
+
+
+def abort_merge(repo: Any) -> None:
+    repo.git.merge("--abort")
