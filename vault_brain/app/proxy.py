@@ -23,7 +23,8 @@ from typing import Any
 from vault_brain.app.agents import check_readable, readable_filters
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.credit import record_retrieval
-from vault_brain.app.guard import for_agent
+from vault_brain.app.guard import note_refusals
+from vault_brain.app.memo import redacted, token_count
 from vault_brain.app.results import Result, result, to_json
 from vault_brain.app.vault import Vault
 from vault_brain.domain.engine import METHOD_LLM, JSONChat
@@ -120,7 +121,9 @@ def recall(
     words = [content_words(f"{h.title} {h.summary}") for h in hits]
     order = mmr([h.score for h in hits], words, k, policy.mmr_lambda)
     searcher.add_snippets(query, [hits[i] for i in order])  # only for those kept
-    count = get_counter().count
+    # the gate's redaction and the token counts are remembered by text (`app.memo`): an
+    # unchanged note retrieved again is not judged and counted again (refusals still are)
+    count = token_count
     budget = policy.proxy_memory_budget
     used = count(MEMORY_PREAMBLE)
     chosen: list[MemoryHit] = []
@@ -128,12 +131,10 @@ def recall(
     left_out = 0
     for index in order:
         hit = hits[index]
-        memory = MemoryHit(
-            hit.id,
-            for_agent(vault, hit.title, SOURCE),
-            hit.path,
-            for_agent(vault, hit.snippet, SOURCE),
-        )
+        (title, in_title), (snippet, in_snippet) = redacted(hit.title), redacted(hit.snippet)
+        note_refusals(vault, SOURCE, in_title)
+        note_refusals(vault, SOURCE, in_snippet)
+        memory = MemoryHit(hit.id, title, hit.path, snippet)
         line = f"- {memory.title}: {memory.snippet}" if memory.snippet else f"- {memory.title}"
         cost = count(line) + 1
         if used + cost > budget:
