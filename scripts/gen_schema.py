@@ -15,6 +15,7 @@ from vault_brain.app.apply import PlanResult
 from vault_brain.app.compaction import CompactionResult
 from vault_brain.app.credit import CreditReport, FeedbackResult
 from vault_brain.app.flush import FlushResult
+from vault_brain.app.history import HistoryResult, LogResult
 from vault_brain.app.lifecycle import CompactResult, MaintainResult
 from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
 from vault_brain.app.memory_file import MemoryFileResult
@@ -46,6 +47,8 @@ RESULTS: dict[str, tuple[type, str]] = {
     "init": (results.InitResult, "vb init"),
     "status": (StatusReport, "vb status"),
     "sync": (SyncResult, "vb sync"),
+    "history": (HistoryResult, "vb history; memory_history"),
+    "log": (LogResult, "vb log"),
     "intake": (IntakeResult, "vb loop intake"),
     "context": (ContextResult, "vb loop context --json"),
     "persist": (PersistResult, "vb loop persist"),

@@ -38,6 +38,7 @@ TOOLS = {
     "credit_report",
     "memory_compact",
     "memory_feedback",
+    "memory_history",
 }
 
 
@@ -163,8 +164,9 @@ def test_every_tool_is_listed_with_schemas_and_hints(server: McpServer) -> None:
     for name, tool in tools.items():
         assert tool.output_schema is not None, name
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-    # none is read-only: retrieve and search write access counters, the report records them
-    assert not any(t.annotations.read_only_hint for t in tools.values())
+    # only history is read-only: retrieve and search write access counters, the report
+    # records them
+    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == {"memory_history"}
     for name in ("memory_retrieve", "memory_search", "credit_report"):
         assert tools[name].annotations.destructive_hint is False
     for name in ("memory_update", "memory_delete", "memory_compact"):

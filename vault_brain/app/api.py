@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from vault_brain.app.access import AccessRecorder
     from vault_brain.app.apply import PlanResult
     from vault_brain.app.credit import CreditReport, FeedbackResult
+    from vault_brain.app.history import HistoryResult, LogResult
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
     from vault_brain.app.memory_file import MemoryFileResult
     from vault_brain.app.status import StatusReport
@@ -429,6 +430,19 @@ class MemoryAPI(SessionsAndTasks):
         from vault_brain.app.sync import sync  # lazy: start-up (GitPython)
 
         return sync(self._vault, remote, say)
+
+    def history(self, ref: str) -> HistoryResult:
+        """Every change to one memory, from git (see `app.history`)."""
+        from vault_brain.app.history import history  # lazy: start-up (GitPython)
+
+        with self._use("skip") as vault:
+            return history(vault, ref)
+
+    def log(self, limit: int | None = None) -> LogResult:
+        """The vault's commits, newest first, with the memory operations each recorded."""
+        from vault_brain.app.history import vault_log  # lazy: start-up (GitPython)
+
+        return vault_log(self._vault, limit)
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""

@@ -25,6 +25,7 @@ from mcp.types import ToolAnnotations
 from vault_brain import __version__
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.credit import CreditReport, FeedbackResult
+from vault_brain.app.history import HistoryResult
 from vault_brain.app.lifecycle import CompactResult
 from vault_brain.app.results import (
     MoveResult,
@@ -154,6 +155,14 @@ def build_server(api: MemoryAPI) -> MCPServer:
         with _as_tool_errors():
             return api.feedback(signal)
 
+    def memory_history(id: NoteRef) -> HistoryResult:
+        """Every change to one memory from the vault's git history, newest first (also
+        across renames and archiving): when, the commit, the operation (feedback, flush,
+        promote, merge from another machine, hand edit, ...), the front matter keys that
+        changed and the body lines added and removed."""
+        with _as_tool_errors():
+            return api.history(id)
+
     tools: list[tuple[Any, ToolAnnotations]] = [
         (memory_store, _annotations(read_only=False, destructive=False, idempotent=False)),
         (memory_retrieve, RECORDS_ACCESS),
@@ -163,6 +172,7 @@ def build_server(api: MemoryAPI) -> MCPServer:
         (credit_report, REPORT),
         (memory_compact, _annotations(read_only=False, destructive=True, idempotent=False)),
         (memory_feedback, _annotations(read_only=False, destructive=False, idempotent=False)),
+        (memory_history, _annotations(read_only=True, destructive=False, idempotent=True)),
     ]
     for fn, annotations in tools:
         server.add_tool(fn, annotations=annotations, structured_output=True)
