@@ -15,10 +15,12 @@ from vault_brain.app.apply import PlanResult
 from vault_brain.app.compaction import CompactionResult
 from vault_brain.app.credit import CreditReport, FeedbackResult
 from vault_brain.app.flush import FlushResult
+from vault_brain.app.graph import GraphResult
 from vault_brain.app.history import HistoryResult, LogResult
 from vault_brain.app.lifecycle import CompactResult, MaintainResult
 from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
 from vault_brain.app.memory_file import MemoryFileResult
+from vault_brain.app.persona import PersonaResult
 from vault_brain.app.retention import SessionList, SessionsArchived
 from vault_brain.app.status import StatusReport
 from vault_brain.app.sync import SyncResult
@@ -49,6 +51,8 @@ RESULTS: dict[str, tuple[type, str]] = {
     "sync": (SyncResult, "vb sync"),
     "history": (HistoryResult, "vb history; memory_history"),
     "log": (LogResult, "vb log"),
+    "persona": (PersonaResult, "vb persona; memory_persona"),
+    "graph": (GraphResult, "vb graph"),
     "intake": (IntakeResult, "vb loop intake"),
     "context": (ContextResult, "vb loop context --json"),
     "persist": (PersistResult, "vb loop persist"),

@@ -39,6 +39,7 @@ TOOLS = {
     "memory_compact",
     "memory_feedback",
     "memory_history",
+    "memory_persona",
 }
 
 

@@ -55,9 +55,12 @@ if TYPE_CHECKING:
     from vault_brain.app.access import AccessRecorder
     from vault_brain.app.apply import PlanResult
     from vault_brain.app.credit import CreditReport, FeedbackResult
+    from vault_brain.app.export import ExportResult
+    from vault_brain.app.graph import GraphResult
     from vault_brain.app.history import HistoryResult, LogResult
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
     from vault_brain.app.memory_file import MemoryFileResult
+    from vault_brain.app.persona import PersonaResult
     from vault_brain.app.status import StatusReport
     from vault_brain.app.sync import SyncResult
     from vault_brain.domain.plan import Plan
@@ -443,6 +446,28 @@ class MemoryAPI(SessionsAndTasks):
         from vault_brain.app.history import vault_log  # lazy: start-up (GitPython)
 
         return vault_log(self._vault, limit)
+
+    def persona(
+        self, action: str, name: str | None = None, start: str | None = None
+    ) -> PersonaResult:
+        """List, create, switch, merge or cherry-pick personas: git branches of the vault
+        (see `app.persona`); the index follows."""
+        from vault_brain.app.persona import persona  # lazy: start-up (GitPython)
+
+        with self._use() as vault:
+            return persona(vault, action, name, start)
+
+    def export(self, fmt: str, history: bool = False, persona: str | None = None) -> ExportResult:
+        """The notes as JSON (a versioned schema) or Markdown (see `app.export`)."""
+        from vault_brain.app.export import export  # lazy: start-up
+
+        return export(self._vault, fmt, history, persona)
+
+    def graph(self, kind: str = "branches") -> GraphResult:
+        """A Mermaid diagram written into a note under graphs/ (see `app.graph`)."""
+        from vault_brain.app.graph import graph  # lazy: start-up (GitPython)
+
+        return graph(self._vault, kind)
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""

@@ -83,10 +83,13 @@ def _rel(repo: Any, path: Path) -> str:
     return Path(os.path.relpath(path, g.top(repo))).as_posix()
 
 
-class Syncer:
-    def __init__(self, vault: Vault, repo: Any, remote: str, say: Say) -> None:
-        self.vault, self.repo, self.remote, self.say = vault, repo, remote, say
-        self.branch = g.branch(repo)
+class Merger:
+    """Merge another commit into HEAD and resolve vb's files: what `vb sync` does with the
+    remote's branch and `vb persona merge | cherry-pick` with a persona's commits."""
+
+    def __init__(self, vault: Vault, repo: Any, say: Say, label: str = "vb sync") -> None:
+        self.vault, self.repo, self.say = vault, repo, say
+        self.label = label  # how the commits this makes begin (`vb sync`, `vb persona`)
         self.machine = machine_name()
         self.identity = _identity(repo)
         self.merged_files = 0
@@ -95,17 +98,34 @@ class Syncer:
         self.regenerated: set[str] = set()
 
     # -- merging ---------------------------------------------------------------------------
-    def finish_merge(self, what: str) -> None:
-        state = g.merge_state(self.repo)
+    def finish_merge(self, what: str, theirs: str = "MERGE_HEAD", base: str | None = None) -> str:
+        """Resolve vb's files of the merge (or cherry-pick) in progress, regenerate the
+        generated files, and commit; returns the commit."""
+        state = g.merge_state(self.repo, theirs, base)
         with vault_lock(self.vault.paths):
             touched = self._resolve(state)
         touched += self._regenerate()
         g.add_paths(self.repo, sorted(set(touched) | set(self.copies)))
-        message = f"vb sync ({self.machine}): merge {what}; {len(touched)} files merged by vb" + (
+        message = f"{self.label} ({self.machine}): {what}; {len(touched)} files merged by vb" + (
             f", {len(self.copies)} conflict copies" if self.copies else ""
         )
-        g.commit(self.repo, message, self.identity)
+        sha = g.commit(self.repo, message, self.identity)
         self.merges += 1
+        return sha
+
+    def merge(self, ref: str, what: str) -> str:
+        """Merge `ref` into HEAD: 'up to date', 'fast-forward' or 'merged'."""
+        if self.repo.is_ancestor(ref, "HEAD"):
+            return "up to date"
+        if self.repo.is_ancestor("HEAD", ref):
+            self.say(f"fast-forward to {what}")
+            self.repo.git.merge("--ff-only", ref)
+            self.vault.reconcile(force=True)
+            return "fast-forward"
+        self.say(f"merging {what}")
+        g.start_merge(self.repo, ref)
+        self.finish_merge(f"merge {what}")
+        return "merged"
 
     def _resolve(self, state: g.MergeStart) -> list[str]:
         repo, root = self.repo, g.top(self.repo)
@@ -161,7 +181,9 @@ class Syncer:
         return out
 
     # -- the steps ---------------------------------------------------------------------------
-    def commit_pending(self) -> tuple[str | None, str]:
+    def commit_pending(self, why: str = "") -> tuple[str | None, str]:
+        """Commit what is pending in the vault (one commit whose message counts it, after
+        `why` when given); (None, 'nothing to commit') when nothing is."""
         rel = _rel(self.repo, self.vault.root)
         with vault_lock(self.vault.paths):
             g.stage_all(self.repo, rel)
@@ -169,21 +191,21 @@ class Syncer:
             if not entries:
                 return None, "nothing to commit"
             summary = describe_changes(count_changes(entries))
-            sha = g.commit(self.repo, f"vb sync ({self.machine}): {summary}", self.identity)
+            prefix = f"{self.label} ({self.machine}): {why + ': ' if why else ''}"
+            sha = g.commit(self.repo, prefix + summary, self.identity)
         return sha, summary
+
+
+class Syncer(Merger):
+    def __init__(self, vault: Vault, repo: Any, remote: str, say: Say) -> None:
+        self.branch = g.branch(repo)
+        super().__init__(vault, repo, say)
+        self.remote = remote
 
     def merge_remote(self) -> None:
         ref = g.remote_ref(self.repo, self.remote, self.branch)
-        if ref is None or self.repo.is_ancestor(ref, "HEAD"):
-            return
-        if self.repo.is_ancestor("HEAD", ref):
-            self.say(f"fast-forward to {self.remote}/{self.branch}")
-            self.repo.git.merge("--ff-only", ref)
-            self.vault.reconcile(force=True)
-            return
-        self.say(f"merging {self.remote}/{self.branch}")
-        g.start_merge(self.repo, ref)
-        self.finish_merge(f"{self.remote}/{self.branch}")
+        if ref is not None:
+            self.merge(ref, f"{self.remote}/{self.branch}")
 
 
 def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncResult:
@@ -206,7 +228,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
     try:
         if resumed:
             say("finishing an interrupted merge")
-            s.finish_merge("interrupted by a kill, finished")
+            s.finish_merge("merge interrupted by a kill, finished")
         sha, summary = s.commit_pending()
         pending: str | None = None
         pushed = False

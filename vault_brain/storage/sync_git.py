@@ -316,10 +316,12 @@ def start_merge(repo: Any, ref: str) -> None:
             ) from None
 
 
-def merge_state(repo: Any) -> MergeStart:
-    base = repo.git.merge_base("HEAD", "MERGE_HEAD").strip()
-    ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, "MERGE_HEAD")
-    trees = {c: _tree(repo, c) for c in (base, "HEAD", "MERGE_HEAD")}
+def merge_state(repo: Any, other: str = "MERGE_HEAD", base: str | None = None) -> MergeStart:
+    """What the merge of `other` in progress left for vb: the files both sides changed since
+    `base` (default: their merge base; a cherry-pick: the picked commit's parent)."""
+    base = base or repo.git.merge_base("HEAD", other).strip()
+    ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, other)
+    trees = {c: _tree(repo, c) for c in (base, "HEAD", other)}
     unmerged: dict[str, dict[int, str]] = {}
     for line in repo.git.ls_files("-u", "-z").split("\0"):
         if line:
@@ -328,9 +330,9 @@ def merge_state(repo: Any) -> MergeStart:
             unmerged.setdefault(path, {})[int(stage)] = sha
     state = MergeStart(base, unmerged=unmerged)
     for old in sorted(set(ours) & set(theirs)):
-        mine, other = ours[old], theirs[old]
-        path = mine if mine != old else other
-        ours_blob, theirs_blob = trees["HEAD"].get(mine), trees["MERGE_HEAD"].get(other)
+        mine, their_path = ours[old], theirs[old]
+        path = mine if mine != old else their_path
+        ours_blob, theirs_blob = trees["HEAD"].get(mine), trees[other].get(their_path)
         if path in unmerged or ours_blob is None or theirs_blob is None:
             continue  # git's conflict (resolved from its stages), or deleted on both sides
         state.both.append(BothChanged(path, trees[base].get(old), ours_blob, theirs_blob))

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 # `vb --help` lists commands in these sections, in this order.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "Vault": ("init", "status", "sync", "history", "log", "watch"),
+    "Vault": ("init", "status", "sync", "history", "log", "persona", "export", "graph", "watch"),
     "Memories": ("add", "show", "update", "delete", "restore", "list"),
     "Search": ("search", "index"),
     "Credit and lifecycle": (
@@ -152,6 +152,8 @@ COMMAND_MODULES = {
     **dict.fromkeys(("init", "status", "watch"), "vaults"),
     "sync": "sync",
     **dict.fromkeys(("history", "log"), "history"),
+    "persona": "persona",
+    **dict.fromkeys(("export", "graph"), "export"),
     **dict.fromkeys(("add", "show", "update", "delete", "restore", "list"), "memories"),
     **dict.fromkeys(("search", "index"), "search"),
     **dict.fromkeys(("feedback", "credit"), "credit"),

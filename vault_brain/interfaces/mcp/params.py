@@ -51,3 +51,15 @@ Signal = Annotated[
         "task succeeded; abandoned: it was given up; tool-success: a tool call worked."
     ),
 ]
+PersonaAction = Annotated[
+    Literal["list", "create", "switch"],
+    Field(
+        description="list: the personas (git branches of the vault), the current one marked; "
+        "create: a new persona from the current one; switch: check it out (pending changes "
+        "are committed first; search then sees that persona's notes)."
+    ),
+]
+PersonaName = Annotated[
+    str | None,
+    Field(max_length=100, description="The persona (create, switch), e.g. 'work-assistant'."),
+]

@@ -27,6 +27,7 @@ from vault_brain.app.api import MemoryAPI
 from vault_brain.app.credit import CreditReport, FeedbackResult
 from vault_brain.app.history import HistoryResult
 from vault_brain.app.lifecycle import CompactResult
+from vault_brain.app.persona import PersonaResult
 from vault_brain.app.results import (
     MoveResult,
     NoteResult,
@@ -41,6 +42,8 @@ from vault_brain.interfaces.mcp.params import (
     Name,
     NoteRef,
     NoteType,
+    PersonaAction,
+    PersonaName,
     Query,
     Reason,
     Scope,
@@ -163,6 +166,13 @@ def build_server(api: MemoryAPI) -> MCPServer:
         with _as_tool_errors():
             return api.history(id)
 
+    def memory_persona(action: PersonaAction, name: PersonaName = None) -> PersonaResult:
+        """Personas are git branches of the vault, each with its own memories: list them,
+        create one, or switch to one (uncommitted changes are committed first; the index
+        follows, so memory_search then sees that persona's notes)."""
+        with _as_tool_errors():
+            return api.persona(action, name)
+
     tools: list[tuple[Any, ToolAnnotations]] = [
         (memory_store, _annotations(read_only=False, destructive=False, idempotent=False)),
         (memory_retrieve, RECORDS_ACCESS),
@@ -173,6 +183,7 @@ def build_server(api: MemoryAPI) -> MCPServer:
         (memory_compact, _annotations(read_only=False, destructive=True, idempotent=False)),
         (memory_feedback, _annotations(read_only=False, destructive=False, idempotent=False)),
         (memory_history, _annotations(read_only=True, destructive=False, idempotent=True)),
+        (memory_persona, _annotations(read_only=False, destructive=False, idempotent=False)),
     ]
     for fn, annotations in tools:
         server.add_tool(fn, annotations=annotations, structured_output=True)
