@@ -427,3 +427,47 @@ def test_init_and_adopt_declare_and_install_the_drivers(
     assert cli("init", "--adopt", str(adopted)).exit_code == 0
     assert "tasks.json merge=vb-tasks" in (adopted / ".gitattributes").read_text()
     assert "merge-driver jsonl" in git("config", "merge.vb-jsonl.driver", cwd=adopted)
+
+
+def test_sync_while_vb_watch_runs_keeps_the_index_live(remote: Path, cli: Any) -> None:
+    """With a watcher running on machine a, a sync that merges b's note and pushes a's own
+    succeeds, the watcher keeps running (and exits cleanly), and a search finds the merged
+    note."""
+    a = remote.parent / "a"
+    b = clone(remote, "b", cli)
+    watcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vault_brain",
+            "--vault",
+            str(a),
+            "watch",
+            "-q",
+            "--debounce",
+            "0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        status = a / ".vb/watch.json"
+        deadline = time.monotonic() + 30
+        while not (status.exists() and json.loads(status.read_text()).get("pid") == watcher.pid):
+            assert time.monotonic() < deadline, "the watcher did not start"
+            time.sleep(0.1)
+        MemoryAPI.open(b).add("entity", "Okapi Facts", "Okapis have striped legs.", "projects")
+        sync(cli, b)
+        MemoryAPI.open(a).add("entity", "Quokka Facts", "Quokkas live on Rottnest.", "projects")
+        result = sync(cli, a)
+        assert result["merged"] >= 1 and result["pushed"] is True
+        assert watcher.poll() is None  # still running
+        report = cli("--vault", str(a), "status", "--json").json()
+        assert report["watcher"]["alive"] is True
+        found = cli("--vault", str(a), "search", "okapis striped", "--json").json()["results"]
+        assert [h["title"] for h in found][:1] == ["Okapi Facts"]
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=15)
+    assert watcher.returncode == 0, watcher.stderr.read() if watcher.stderr else ""
