@@ -109,3 +109,28 @@ def index_dir(root: Path) -> Path:
     """The folder of the index generation the manifest names as current."""
     manifest = json.loads((root / ".vb" / "manifest.json").read_text(encoding="utf-8"))
     return root / ".vb" / str(manifest["index"])
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run git in `cwd` (the tests' real repositories); its stdout."""
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+@pytest.fixture
+def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A home of its own, a git identity and a machine name for tests with git remotes."""
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "GIT_AUTHOR_NAME": "Tester",
+        "GIT_AUTHOR_EMAIL": "tester@example.org",
+        "GIT_COMMITTER_NAME": "Tester",
+        "GIT_COMMITTER_EMAIL": "tester@example.org",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "VB_MACHINE": "test",
+    }
+    (tmp_path / "home").mkdir(exist_ok=True)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("VB_VAULT", raising=False)
+    return env

@@ -5,38 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import git
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.history import KeyDiff, Logged, classify, diff_body, read_records
 
 ADA = "entity-people-ada"
 BODY = "Ada writes programs.\n\nShe works on the engine.\nShe likes tea.\n"
-
-
-def git(*args: str, cwd: Path) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout
-
-
-@pytest.fixture
-def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "home").mkdir()
-    for key, value in {
-        "HOME": str(tmp_path / "home"),
-        "GIT_AUTHOR_NAME": "Tester",
-        "GIT_AUTHOR_EMAIL": "tester@example.org",
-        "GIT_COMMITTER_NAME": "Tester",
-        "GIT_COMMITTER_EMAIL": "tester@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "VB_MACHINE": "test",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("VB_VAULT", raising=False)
 
 
 def sync(cli: Any, root: Path) -> None:
@@ -56,7 +35,7 @@ def history(cli: Any, root: Path, ref: str = ADA) -> dict[str, Any]:
 
 
 @pytest.fixture
-def machines(tmp_path: Path, git_env: None, cli: Any) -> tuple[Path, Path]:
+def machines(tmp_path: Path, git_env: dict[str, str], cli: Any) -> tuple[Path, Path]:
     """Machine a (Ada's note added, feedback, a hand edit) and machine b (a clone that edits
     another line), merged on a; then Ada archived on a. Each step synced."""
     bare, a = tmp_path / "remote.git", tmp_path / "a"
@@ -137,7 +116,7 @@ def test_log_lists_the_vaults_operations(machines: tuple[Path, Path], cli: Any) 
 
 
 def test_history_of_a_vault_without_git_is_one_line_with_a_hint(
-    tmp_path: Path, git_env: None, cli: Any
+    tmp_path: Path, git_env: dict[str, str], cli: Any
 ) -> None:
     root = tmp_path / "v"
     assert cli("init", str(root)).exit_code == 0

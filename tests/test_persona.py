@@ -4,12 +4,12 @@ cherry-picking keep the index right and resolve vb's files as `vb sync` does."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import git
 from vault_brain.app.api import MemoryAPI
 from vault_brain.storage.frontmatter import parse_text
 
@@ -17,25 +17,9 @@ ADA = "entities/people/ada.md"
 BODY = "Ada writes programs.\n\nShe works on the engine.\nShe likes tea.\n"
 
 
-def git(*args: str, cwd: Path) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout
-
-
 @pytest.fixture
-def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any) -> Path:
+def root(tmp_path: Path, git_env: dict[str, str], cli: Any) -> Path:
     """A vault with Ada's note (access_count 1, credit 0.5) committed on `main`."""
-    (tmp_path / "home").mkdir()
-    for key, value in {
-        "HOME": str(tmp_path / "home"),
-        "GIT_AUTHOR_NAME": "Tester",
-        "GIT_AUTHOR_EMAIL": "tester@example.org",
-        "GIT_COMMITTER_NAME": "Tester",
-        "GIT_COMMITTER_EMAIL": "tester@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "VB_MACHINE": "test",
-    }.items():
-        monkeypatch.setenv(key, value)
     root = tmp_path / "v"
     assert cli("init", str(root)).exit_code == 0
     git("branch", "-M", "main", cwd=root)

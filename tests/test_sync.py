@@ -16,35 +16,13 @@ from typing import Any
 
 import pytest
 
+from conftest import git
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.sync_merge import merge_counters, merge_records, merge_tasks
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.merge_files import merge_note
 
 NOTES = 20
-
-
-@pytest.fixture
-def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    env = {
-        "HOME": str(tmp_path / "home"),
-        "GIT_AUTHOR_NAME": "Tester",
-        "GIT_AUTHOR_EMAIL": "tester@example.org",
-        "GIT_COMMITTER_NAME": "Tester",
-        "GIT_COMMITTER_EMAIL": "tester@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "VB_MACHINE": "test",
-    }
-    (tmp_path / "home").mkdir()
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("VB_VAULT", raising=False)
-    return env
-
-
-def git(*args: str, cwd: Path) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout
 
 
 def note_text(i: int, extra: str = "") -> str:
