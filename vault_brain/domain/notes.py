@@ -180,6 +180,12 @@ def note_from_parsed(
     )
 
 
+def _scopes(given: tuple[str, ...]) -> tuple[str, ...]:
+    """Scope filters as given ("user:ana,global", ...), checked; () when any scope will do."""
+    parts = [part.strip() for item in given for part in str(item).split(",") if part.strip()]
+    return () if ALL in parts else tuple(parse_scopes(parts))
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which notes a listing or a search covers. `normalized()` is the one place a filter
@@ -191,7 +197,7 @@ class Filters:
     include_archive: bool = False
     archived_only: bool = False
     problems_only: bool = False
-    scopes: tuple[str, ...] = ()  # notes of any of these scopes (none given: any scope)
+    scopes: tuple[str, ...] = ()  # these scopes, each maybe comma-separated (none, all: any)
 
     def normalized(self) -> Filters:
         return Filters(
@@ -201,5 +207,5 @@ class Filters:
             include_archive=self.include_archive or self.archived_only,
             archived_only=self.archived_only,
             problems_only=self.problems_only,
-            scopes=() if ALL in self.scopes else tuple(parse_scopes(list(self.scopes))),
+            scopes=_scopes(self.scopes),
         )

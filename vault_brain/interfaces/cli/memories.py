@@ -15,7 +15,6 @@ from vault_brain.interfaces.cli.options import (
     ScopeFilter,
     TagFilter,
     TypeFilter,
-    scope_list,
 )
 from vault_brain.interfaces.cli.output import emit, read_content, table
 
@@ -175,7 +174,8 @@ def list_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, filtered by type, category, tag or problems."""
-    filters = Filters(type_, category, tag, include_archive, archived, problems, scope_list(scope))
+    scopes = (scope,) if scope else ()
+    filters = Filters(type_, category, tag, include_archive, archived, problems, scopes)
     result = open_api().list_notes(filters)
     human = table(
         ["id", "type", "category", "title", "path"],

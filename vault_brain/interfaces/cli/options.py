@@ -42,8 +42,3 @@ SessionOpt = Annotated[
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Print what would change (and why); change nothing.")
 ]
-
-
-def scope_list(value: str | None) -> tuple[str, ...]:
-    """`--scope a,b` as a tuple (checked when the filter is normalised)."""
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())

@@ -20,7 +20,6 @@ from vault_brain.interfaces.cli.options import (
     ScopeFilter,
     TagFilter,
     TypeFilter,
-    scope_list,
 )
 from vault_brain.interfaces.cli.output import emit, json_line, progress_bar, table
 
@@ -106,7 +105,8 @@ def search(
         )
     if session is not None:
         check_session_id(session)  # before anything runs or is written
-    filters = Filters(type_, category, tag, include_archive, scopes=scope_list(scope)).normalized()
+    scopes = (scope,) if scope else ()
+    filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
     batch = _read_queries(queries) if queries is not None else None
     api = open_api(session)
     if batch is not None:

@@ -9,9 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.scopes import parse_scopes
 from vault_brain.domain.text import check_choice
 from vault_brain.interfaces.cli.app import app, open_api
-from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt, scope_list
+from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt
 from vault_brain.interfaces.cli.output import emit, read_content, table
 
 loop_app = typer.Typer(
@@ -54,7 +55,8 @@ def loop_intake(
     as_json: JsonOpt = False,
 ) -> None:
     """Append the user's message to the transcript before any model is called."""
-    result = open_api().intake(session, read_content(message), key, list(scope_list(scope)))
+    scopes = parse_scopes(scope)  # checked before anything is written
+    result = open_api().intake(session, read_content(message), key, scopes)
     emit(result, as_json, f"{session}: {result.record['id']} user")
 
 

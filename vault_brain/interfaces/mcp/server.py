@@ -128,9 +128,8 @@ def build_server(api: MemoryAPI) -> MCPServer:
     ) -> SearchResult:
         """Find memories by words; ranking blends BM25 with credit and recency. The returned
         notes' accesses are recorded (within a second) so feedback can credit them."""
-        scopes = tuple(s.strip() for s in (scope or "").split(",") if s.strip())
         with _as_tool_errors():
-            return api.search(query, limit, Filters(type=type, scopes=scopes))
+            return api.search(query, limit, Filters(type=type, scopes=(scope,) if scope else ()))
 
     def memory_update(id: NoteRef, content: Content) -> NoteResult:
         """Replace a memory's body; its front matter keeps everything but `updated`."""
