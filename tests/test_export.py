@@ -113,3 +113,13 @@ def test_graph_links_and_timeline(root: Path, cli: Any) -> None:
     res = cli("--vault", str(root), "graph", "--kind", "pie")
     assert res.exit_code == 2 and "one of branches, links, timeline" in res.stderr
     assert MemoryAPI.open(root).graph("links").nodes == 3
+
+
+def test_a_graph_note_carries_no_secret_of_the_notes_it_draws(root: Path, cli: Any) -> None:
+    v = ("--vault", str(root))
+    leaked = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    res = cli(*v, "add", "-n", f"Key {leaked}", "-c", "projects", "--allow-secret", "see [[x]]")
+    assert res.exit_code == 0, res.stderr
+    cli(*v, "graph", "--kind", "links")
+    text = (root / "graphs/links.md").read_text(encoding="utf-8")
+    assert leaked not in text and "[redacted: credential]" in text

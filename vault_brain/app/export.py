@@ -14,7 +14,7 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import NotFoundError, UsageError
 from vault_brain.domain.export import ExportNote, export_note, to_json_text, to_markdown
 from vault_brain.domain.notes import Note
-from vault_brain.storage.index.scan import is_ignored_rel, scan
+from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.notes import load_note, note_from_bytes
 
 FORMATS = ("json", "markdown")
@@ -70,7 +70,9 @@ def export(
                 hint=f"switch first: vb persona switch {persona}",
             )
     else:
-        notes = [load_note(vault.root, rel) for rel in sorted(scan(vault.paths))]
+        vault.reconcile()  # the index lists the notes; each is then read in full
+        paths = sorted(str(row["path"]) for _, row in vault.index.rows(include_archived=True))
+        notes = [load_note(vault.root, rel) for rel in paths]
     exported: list[ExportNote] = [
         export_note(n, _history(vault, n) if with_history else None) for n in notes
     ]

@@ -4,10 +4,13 @@ or memory activity per day."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import UsageError, VaultBrainError
+from vault_brain.domain.gate import redact
 from vault_brain.domain.graph import (
     KINDS,
     CommitNode,
@@ -19,10 +22,8 @@ from vault_brain.domain.graph import (
     timeline_diagram,
     wikilinks,
 )
-from vault_brain.domain.notes import Note
 from vault_brain.storage.files import atomic_write
-from vault_brain.storage.index.scan import scan
-from vault_brain.storage.notes import load_note
+from vault_brain.storage.frontmatter import body_text
 
 GRAPHS_DIR = "graphs"
 COMMITS = 40
@@ -40,12 +41,14 @@ class GraphResult(Result):
     """The diagram (Mermaid source)."""
 
 
-def _notes(vault: Vault) -> list[Note]:
-    return [
-        load_note(vault.root, rel)
-        for rel in sorted(scan(vault.paths))
-        if not rel.startswith(GRAPHS_DIR + "/")
-    ]
+def _rows(vault: Vault) -> list[dict[str, Any]]:
+    """Every live note's index row (the index answers: no walk of the vault), graphs aside."""
+    vault.reconcile()
+    rows = (row for _, row in vault.index.rows())
+    return sorted(
+        (r for r in rows if not str(r["path"]).startswith(GRAPHS_DIR + "/")),
+        key=lambda r: str(r["path"]),
+    )
 
 
 def _branches(vault: Vault) -> tuple[str, int]:
@@ -60,24 +63,49 @@ def _branches(vault: Vault) -> tuple[str, int]:
                 "the vault's repository has no commits yet",
                 hint="commit the vault first: `vb sync`, or git add -A && git commit",
             )
-        commits = [CommitNode(*c) for c in pg.recent_commits(repo, COMMITS)]
+        commits = [  # messages pass the gate's redaction, as titles do
+            CommitNode(sha, parents, redact(subject)[0])
+            for sha, parents, subject in pg.recent_commits(repo, COMMITS)
+        ]
         current = pg.current(repo)
     finally:
         repo.close()
     return branches_diagram(heads, commits, current), len(heads) + len(commits)
 
 
+def _body(vault: Vault, rel: str) -> str | None:
+    """A note's body, or None when it went away (or cannot be read) since it was indexed."""
+    try:
+        return body_text(vault.paths.note(rel).read_bytes())
+    except OSError:
+        return None
+
+
 def _links(vault: Vault) -> tuple[str, int]:
-    notes = [LinkNote(n.path, n.title, n.aliases, wikilinks(n.body)) for n in _notes(vault)]
+    """Titles pass the gate's redaction: the graph note is read like any other note."""
+    notes = [
+        LinkNote(
+            r["path"],
+            redact(str(r["title"]))[0],
+            list(r.get("aliases") or []),
+            wikilinks(body),
+        )
+        for r in _rows(vault)
+        if (body := _body(vault, str(r["path"]))) is not None
+    ]
     diagram = links_diagram(notes)
     return diagram, sum(1 for line in diagram.splitlines() if '["' in line)
 
 
 def _timeline(vault: Vault) -> tuple[str, int]:
-    notes = _notes(vault)
-    pairs: list[tuple[str | None, str]] = [(n.created, "created") for n in notes]
-    pairs += [(n.updated, "updated") for n in notes if n.updated and n.updated != n.created]
-    pairs += [(n.last_accessed, "accessed") for n in notes]
+    rows = _rows(vault)
+    pairs: list[tuple[str | None, str]] = [(r.get("created"), "created") for r in rows]
+    pairs += [
+        (r["updated"], "updated")
+        for r in rows
+        if r.get("updated") and r["updated"] != r.get("created")
+    ]
+    pairs += [(r.get("last_accessed"), "accessed") for r in rows]
     try:
         from vault_brain.app.history import vault_log  # lazy: GitPython
 
