@@ -32,7 +32,7 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.sync_merge import count_changes, describe_changes, is_conflict_copy
 from vault_brain.storage import sync_git as g
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
-from vault_brain.storage.git import _identity
+from vault_brain.storage.git import commit_identity
 from vault_brain.storage.merge_files import Merged, MergeError, merge_bytes
 
 ATTEMPTS = 5
@@ -91,7 +91,7 @@ class Merger:
         self.vault, self.repo, self.say = vault, repo, say
         self.label = label  # how the commits this makes begin (`vb sync`, `vb persona`)
         self.machine = machine_name()
-        self.identity = _identity(repo)
+        self.identity = commit_identity(repo)
         self.merged_files = 0
         self.merges = 0
         self.copies: list[str] = []

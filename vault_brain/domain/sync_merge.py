@@ -30,7 +30,6 @@ from vault_brain.domain.clock import parse_time
 
 SUM_KEYS = ("access_count", "credit")
 LATEST_KEYS = ("last_accessed", "updated")
-COUNTER_KEYS = SUM_KEYS + LATEST_KEYS
 CONFLICT_MARK = " (conflict "
 _UNSAFE_MACHINE = re.compile(r"[^A-Za-z0-9._-]+")
 _AUTO_ID = re.compile(r"t([1-9][0-9]*)")

@@ -61,7 +61,7 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
             )  # never a write in progress
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
-            repo.git.commit("-m", message, "--", rel, env=_identity(repo))
+            repo.git.commit("-m", message, "--", rel, env=commit_identity(repo))
         return f"committed {repo.head.commit.hexsha[:12]}"
     except LockedError as exc:
         return f"git commit skipped: {exc.message}"
@@ -70,7 +70,7 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
         return f"git commit failed: {' '.join(str(detail).split())}"
 
 
-def _identity(repo: Any) -> dict[str, str]:
+def commit_identity(repo: Any) -> dict[str, str]:
     """vb's identity for the commit only when git has none configured."""
     reader = repo.config_reader()
     if reader.get_value("user", "email", default="") and reader.get_value(

@@ -354,7 +354,3 @@ def add_paths(repo: Any, paths: list[str]) -> None:
 def commit(repo: Any, message: str, identity: dict[str, str]) -> str:
     repo.git.commit("--no-verify", "-m", message, env=identity)
     return str(repo.head.commit.hexsha)
-
-
-def abort_merge(repo: Any) -> None:
-    repo.git.merge("--abort")

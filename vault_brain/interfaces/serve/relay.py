@@ -19,6 +19,8 @@ import httpx2
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from vault_brain.app.results import SCHEMA_VERSION
+
 log = logging.getLogger("vault_brain.serve")
 
 # Connection-level headers (RFC 9110 7.6.1) and those the proxy sets itself.
@@ -37,7 +39,6 @@ _HOP_BY_HOP = frozenset(
 )
 _NOT_FORWARDED = _HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding"}
 _NOT_RETURNED = _HOP_BY_HOP | {"server", "date"}
-SCHEMA_VERSION = 2
 
 
 def upstream_headers(
