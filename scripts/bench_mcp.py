@@ -37,23 +37,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
+from bench_common import log, percentile
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = {"start_to_first_call_s": 1.0, "warm_search_p50_ms": 20.0}
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    data = sorted(values)
-    if not data:
-        return float("nan")
-    pos = (len(data) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (pos - low)
 
 
 def prepare_vault(out: Path, notes: int, seed: int, regenerate: bool) -> Path:

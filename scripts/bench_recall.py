@@ -29,18 +29,11 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 import gen_vault  # noqa: E402
+from bench_common import percentile  # noqa: E402
 
 from vault_brain.app.proxy import recall  # noqa: E402
 from vault_brain.app.vault import Vault  # noqa: E402
 from vault_brain.storage.tokens import get_counter  # noqa: E402
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    data = sorted(values)
-    pos = (len(data) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (pos - low)
 
 
 def timed(run: Callable[[str], object], queries: list[str]) -> tuple[float, float]:

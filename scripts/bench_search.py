@@ -52,6 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
+from bench_common import log, percentile
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -203,23 +204,8 @@ class BenchError(Exception):
 # small helpers
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile (q in 0..100), like numpy's default."""
-    if not values:
-        return float("nan")
-    data = sorted(values)
-    pos = (len(data) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (pos - low)
-
-
 def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 2)
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 @dataclass

@@ -47,25 +47,12 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))
 import gen_vault  # noqa: E402
+from bench_common import log, percentile  # noqa: E402
 
 from fake_llm_server import Canned, FakeLLMServer, completion, streamed  # noqa: E402
 
 TARGETS = {"added_p50_ms": 15.0, "added_ttft_p50_ms": 20.0}
 CONCURRENT_CHUNKS = 10
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    data = sorted(values)
-    if not data:
-        return float("nan")
-    pos = (len(data) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (pos - low)
 
 
 def prepare_vault(out: Path, notes: int, seed: int) -> Path:

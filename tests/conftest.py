@@ -6,8 +6,10 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,3 +136,26 @@ def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("VB_VAULT", raising=False)
     return env
+
+
+@contextlib.contextmanager
+def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str]]:
+    """`vb watch` on `root` as a real process, once its status file names it; stopped with
+    SIGINT (as Ctrl-C) on the way out."""
+    command = ["watch", "-q", "--debounce", "0.1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_brain", "--vault", str(root), *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    status = root / ".vb/watch.json"
+    deadline = time.monotonic() + timeout
+    while not (status.exists() and json.loads(status.read_text()).get("pid") == proc.pid):
+        assert proc.poll() is None and time.monotonic() < deadline, "vb watch did not start"
+        time.sleep(0.05)
+    try:
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)

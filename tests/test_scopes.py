@@ -4,6 +4,7 @@ Through the real CLI on real vaults, and `vb mcp --agent` through the SDK's stdi
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -275,3 +276,39 @@ def test_no_agent_changes_an_agent_definition(vault: Path, as_agent: Any) -> Non
     ):
         assert "only a person changes it" in scout.error(tool, args)
     assert (vault / "agents/scout.md").read_bytes() == before
+
+
+def _episode(vault: Path, name: str, scope: str | None, body: str, credit: float = 0.5) -> None:
+    path = vault / "episodes/2026-03" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    extra = f"scope: {scope}\n" if scope else ""
+    path.write_text(
+        f"---\ntitle: {name}\ntags: [garden]\ncreated: 2026-03-02T09:00:00\ncredit: {credit}\n"
+        f"last_accessed: {dt.date.today().isoformat()}\n{extra}---\n{body}\n",
+        encoding="utf-8",
+    )
+
+
+def test_consolidation_merges_within_a_scope_only(vault: Path, cli: Any) -> None:
+    v = ("--vault", str(vault))
+    _episode(vault, "a1", "chat:tg:1", "We planted leeks.")
+    _episode(vault, "a2", "chat:tg:1", "We planted onions.")
+    _episode(vault, "b1", "chat:tg:2", "We planted garlic.")
+    result = cli(*v, "consolidate", "--json").json()
+    (created,) = [a for a in result["actions"] if a["op"] == "create"]
+    archived = {a["path"].split("/")[-1] for a in result["actions"] if a["op"] == "archive"}
+    assert archived == {"a1.md", "a2.md"}  # b1 shares the tag and the day, not the scope
+    assert _meta(vault, created["path"])["scope"] == "chat:tg:1"
+
+
+def test_promotion_keeps_an_episodes_facts_in_its_scope(vault: Path, cli: Any) -> None:
+    v = ("--vault", str(vault))
+    strategy = vault / "STRATEGY.md"
+    strategy.write_text(
+        strategy.read_text().replace("---\n", "---\npromotion_threshold: 0.1\n", 1), "utf-8"
+    )
+    _episode(vault, "call", "user:ana", "Bob Stone works at Initech as a tester.", credit=0.9)
+    result = cli(*v, "promote", "--json").json()
+    (created,) = [a for a in result["actions"] if a["op"] == "create"]
+    assert "/user-ana/" in created["path"]
+    assert _meta(vault, created["path"])["scope"] == "user:ana"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git
+from conftest import git, watching
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.sync_merge import merge_counters, merge_records, merge_tasks
 from vault_brain.storage.frontmatter import parse_text
@@ -413,28 +413,7 @@ def test_sync_while_vb_watch_runs_keeps_the_index_live(remote: Path, cli: Any) -
     note."""
     a = remote.parent / "a"
     b = clone(remote, "b", cli)
-    watcher = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vault_brain",
-            "--vault",
-            str(a),
-            "watch",
-            "-q",
-            "--debounce",
-            "0.1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        status = a / ".vb/watch.json"
-        deadline = time.monotonic() + 30
-        while not (status.exists() and json.loads(status.read_text()).get("pid") == watcher.pid):
-            assert time.monotonic() < deadline, "the watcher did not start"
-            time.sleep(0.1)
+    with watching(a) as watcher:
         MemoryAPI.open(b).add("entity", "Okapi Facts", "Okapis have striped legs.", "projects")
         sync(cli, b)
         MemoryAPI.open(a).add("entity", "Quokka Facts", "Quokkas live on Rottnest.", "projects")
@@ -445,7 +424,4 @@ def test_sync_while_vb_watch_runs_keeps_the_index_live(remote: Path, cli: Any) -
         assert report["watcher"]["alive"] is True
         found = cli("--vault", str(a), "search", "okapis striped", "--json").json()["results"]
         assert [h["title"] for h in found][:1] == ["Okapi Facts"]
-    finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=15)
     assert watcher.returncode == 0, watcher.stderr.read() if watcher.stderr else ""

@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from conftest import watching
 from vault_brain.app.vault import Vault
 
 
@@ -44,29 +44,8 @@ def atomic_save(path: Path, text: str) -> None:
 
 @pytest.fixture
 def watcher(vault: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vault_brain",
-            "--vault",
-            str(vault),
-            "watch",
-            "-q",
-            "--debounce",
-            "0.1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    status = vault / ".vb/watch.json"
-    assert wait_for(
-        lambda: status.exists() and json.loads(status.read_text()).get("pid") == proc.pid
-    )
-    yield proc
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=10)
+    with watching(vault) as proc:
+        yield proc
 
 
 def test_watcher_indexes_hand_edits_live(vault: Path, watcher: subprocess.Popen[str]) -> None:
