@@ -41,7 +41,10 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
     doc = res.json()
     assert doc["version"] == 2 and doc["query"] == "zephyr"
     (hit,) = doc["results"]
-    assert set(hit) == {"id", "path", "title", "type", "category", "score", "snippet"}
+    assert set(hit) == {
+        "id", "path", "title", "type", "category", "score", "snippet",
+        "source", "line", "session", "message",
+    }  # fmt: skip
     assert hit == {
         **hit,
         "id": "entity-projects-zephyr",
@@ -49,6 +52,10 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
         "title": "Zephyr",
         "type": "entity",
         "category": "projects",
+        "source": "memory",  # a note: no line, session or message
+        "line": None,
+        "session": None,
+        "message": None,
     }
     assert isinstance(hit["score"], float) and hit["score"] > 0
     assert "Zephyr ships." in hit["snippet"]

@@ -754,3 +754,16 @@ def test_poison_notes_never_stop_the_server(server: McpServer, vault: Path) -> N
     assert server.ok("memory_search", {"query": "pilot"})["results"][0]["id"] == (
         "entity-people-pilot"
     )
+
+
+def test_search_in_items_cites_the_project_file_and_line(
+    server: McpServer, vault: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "adr.md").write_text("# Storage\n\nWe chose Whoosh over SQLite for search.\n")
+    assert run_vb("--vault", str(vault), "extract", str(project)).exit_code == 0
+    out = server.ok("memory_search", {"query": "whoosh", "search_in": ["items", "sources"]})
+    found = {(r["source"], r["path"], r["line"]) for r in out["results"]}
+    assert found == {("items", "adr.md", 3), ("sources", "adr.md", 1)}
+    assert server.error("memory_search", {"query": "x", "search_in": ["memroy"]})

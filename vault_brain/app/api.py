@@ -18,11 +18,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_brain.app import notes
+from vault_brain.app.api_knowledge import Knowledge, check_sources
 from vault_brain.app.api_sessions import Pending, SessionsAndTasks
 from vault_brain.app.guard import PERSON, admit, for_agent
 from vault_brain.app.results import (
@@ -79,7 +80,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-class MemoryAPI(SessionsAndTasks):
+class MemoryAPI(SessionsAndTasks, Knowledge):
     def __init__(
         self,
         vault: Vault,
@@ -302,20 +303,31 @@ class MemoryAPI(SessionsAndTasks):
         vault.reconcile()
         return vault.searcher.search(query, k, filters)
 
-    def search(self, query: str, k: int = 10, filters: Filters | None = None) -> SearchResult:
-        """Notes for `query`, best first; an agent's search is recorded for credit."""
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        filters: Filters | None = None,
+        sources: str | Sequence[str] | None = None,
+    ) -> SearchResult:
+        """Notes for `query`, best first; an agent's search is recorded for credit. `sources`
+        (default: `search_in` in STRATEGY.md) adds extracted items, project sources and
+        transcripts, fused by rank (filters apply to notes)."""
         if k < 1:
             raise VaultBrainError(f"limit must be at least 1, not {k}", hint="pass -k 10")
         filters = self._readable(filters)
         with self._use("skip") as vault:
-            hits = self._hits(vault, query, k, filters)
+            where = check_sources(vault.policy.search_in if sources is None else sources)
+            hits = self._hits(vault, query, k, filters) if "memory" in where else []
+            found = self._knowledge(vault, query, k, where, [SearchHit.of(h) for h in hits])
             emit(
                 vault.paths,
                 "search",
-                {"query": query, "results": [h.id for h in hits], "source": self.source},
+                {"query": query, "results": [h.id for h in found], "source": self.source},
             )
-            self._record(vault, query, hits, "memory_search")
-        return SearchResult(query, [SearchHit.of(h) for h in hits])
+            shown = {h.id for h in found if h.source == "memory"}
+            self._record(vault, query, [h for h in hits if h.id in shown], "memory_search")
+        return SearchResult(query, found)
 
     def search_batch(
         self, queries: Iterable[dict[str, Any]], k: int = 10, filters: Filters | None = None

@@ -74,7 +74,7 @@ class Context:
             parts += [self.memory.strip(), ""]
         if self.retrieved:
             parts += ["# Retrieved memories", ""]
-            parts += [f"- **{r['title']}** `{r['id']}`: {r['snippet']}" for r in self.retrieved]
+            parts += [f"- **{r['title']}** {_cited(r)}: {r['snippet']}" for r in self.retrieved]
             parts.append("")
         if self.summary:
             parts += ["# Summary of the earlier conversation", "", self.summary.strip(), ""]
@@ -158,6 +158,16 @@ class ContextResult(Result):
     """The whole context as one prompt."""
     messages_openai: list[dict[str, Any]]
     """The same as Chat Completions messages (one system message, then the conversation)."""
+
+
+def _cited(found: dict[str, Any]) -> str:
+    """A retrieved note's id; an item's or a source's file and line; a message's session."""
+    kind = found.get("source", "memory")
+    if kind == "memory":
+        return f"`{found['id']}`"
+    if kind == "sessions":
+        return f"(session {found.get('session')}, {found['id'].rsplit(':', 1)[-1]})"
+    return f"({kind}: `{found['path']}:{found.get('line')}`)"
 
 
 def build_context(vault: Vault, session: str) -> Context:
@@ -245,11 +255,14 @@ def memories_for_message(
                 for r in past.get("results") or []
                 if isinstance(r, dict)
             ]
-    vault.reconcile()
-    scopes = tuple(layers(session_scopes(records)))
-    hits = vault.searcher.search(
-        text, k=vault.policy.retrieval_limit, filters=Filters(scopes=scopes)
-    )
+    where = vault.policy.search_in
+    hits = []
+    if "memory" in where:
+        vault.reconcile()
+        scopes = tuple(layers(session_scopes(records)))
+        hits = vault.searcher.search(
+            text, k=vault.policy.retrieval_limit, filters=Filters(scopes=scopes)
+        )
     results = [
         {
             "id": h.id,
@@ -259,10 +272,47 @@ def memories_for_message(
         }
         for h in hits
     ]
-    if record and hits:
+    if any(kind != "memory" for kind in where):
+        results = _with_knowledge(vault, text, results, where, source)
+    if record and (hits or results):
+        shown = {r["id"] for r in results}
         extra = {"for_message": message_id, "results": results}
-        record_retrieval(vault, session, text, hits, source=source, extra=extra)
+        kept = [h for h in hits if h.id in shown]
+        record_retrieval(vault, session, text, kept, source=source, extra=extra)
     return results
+
+
+def _with_knowledge(
+    vault: Vault, text: str, notes: list[dict[str, Any]], where: list[str], source: str
+) -> list[dict[str, Any]]:
+    """Notes and the other sources STRATEGY.md's `search_in` names, fused by rank; an item
+    or a source chunk says where it is (`source`, `path`, `line`)."""
+    from vault_brain.app import knowledge  # lazy: only when the policy asks
+    from vault_brain.domain.knowledge import fuse
+
+    k = vault.policy.retrieval_limit
+    lists: list[tuple[str, list[Any]]] = [("memory", notes)] if "memory" in where else []
+    lists += [
+        (kind, knowledge.search(vault, text, k, (kind,))) for kind in where if kind != "memory"
+    ]
+    out = []
+    for kind, _, found in fuse(lists, k):
+        if kind == "memory":
+            out.append(found)
+            continue
+        hit = knowledge.hit_of(found, found.score)
+        out.append(
+            {
+                "id": hit.id,
+                "title": for_agent(vault, hit.title, source),
+                "path": hit.path,
+                "snippet": for_agent(vault, hit.snippet, source),
+                "source": kind,
+                "line": hit.line,
+                "session": hit.session,
+            }
+        )
+    return out
 
 
 @result

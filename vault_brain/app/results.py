@@ -200,6 +200,15 @@ class SearchHit(Result):
     """BM25 blended with effective credit and recency; higher is better."""
     snippet: str
     """About 200 characters of the body around the first matching word."""
+    source: str = "memory"
+    """Where the result comes from: memory (a note), items (an extracted item: `category`
+    is its project, `path` and `line` its source), sources (a project file: `path` and
+    `line`), sessions (a transcript message: `session` and `message`)."""
+    line: int | None = None
+    """The 1-based line of `path` an item or source chunk starts at."""
+    session: str | None = None
+    message: str | None = None
+    """The transcript message id (m0003) of a sessions result."""
 
     @classmethod
     def of(cls, hit: Hit) -> SearchHit:

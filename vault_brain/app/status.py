@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import field
 from typing import Any
 
+from vault_brain.app.extract import ProjectState, project_states
 from vault_brain.app.results import Result, result
 from vault_brain.app.sync import SyncState, sync_state
 from vault_brain.app.vault import Vault
@@ -57,6 +58,8 @@ class StatusReport(Result):
     """Memory events by kind (read, write, flush, compact, search, refused)."""
     refused: dict[str, int] = field(default_factory=dict)
     """What the gate refused to store or inject, by reason (injection, secret, code, ...)."""
+    projects: list[ProjectState] = field(default_factory=list)
+    """Projects extracted into this vault (vb extract): items, stale sources."""
     sync: SyncState | None = None
     """The git remote: ahead/behind (as of the last fetch), last sync, a pending push,
     conflict copies. None for a vault without a remote."""
@@ -110,5 +113,6 @@ def vault_status(vault: Vault) -> StatusReport:
         token_counter={"name": counter.name, "exact": counter.exact},
         events=events,
         refused=refused,
+        projects=project_states(vault),
         sync=sync_state(vault, note_paths),
     )

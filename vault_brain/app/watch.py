@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from vault_brain.app.vault import Vault
+from vault_brain.app.watch_projects import ProjectWatch
 from vault_brain.domain.clock import now_iso
 from vault_brain.storage.index.watch import (
     HEARTBEAT_SECONDS,
@@ -43,6 +44,7 @@ def run_watch(
         "stopped": False,
     }
     observer = start_observer(vault.paths, state)
+    projects = ProjectWatch(vault, max(debounce, 0.5))
     # reconcile only once watching has begun, so an edit made during start-up is never missed
     vault.reconcile(force=True)
     last_beat = 0.0
@@ -83,6 +85,7 @@ def run_watch(
                 if on_batch is not None:
                     on_batch(result)
                 last_beat = 0.0
+            projects.run_due(status)
             if now - last_beat >= HEARTBEAT_SECONDS:
                 status["heartbeat"] = now_iso()
                 status["heartbeat_epoch"] = time.time()
@@ -90,6 +93,7 @@ def run_watch(
                 last_beat = now
             stop.wait(0.05)
     finally:
+        projects.stop()
         observer.stop()
         observer.join(timeout=5)
         status["stopped"] = True

@@ -158,6 +158,20 @@ class Policy:
         "captured notes kept per scope; the oldest unpinned are archived (0: no cap)",
         "scopes",
     )
+    # Knowledge from project files (vb extract) and what searches cover
+    items_path: str = _setting(
+        "items/{project}/items.json",
+        "path",
+        "where a project's extracted items live in the vault",
+        "knowledge",
+    )
+    search_in: list[str] = _setting(
+        ["memory"],
+        "sources",
+        "what vb search, memory_search and the loop's context search by default: "
+        "memory, items, sessions, sources",
+        "knowledge",
+    )
 
     def __init__(
         self,
@@ -222,6 +236,17 @@ def _coerce(setting: Setting, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("expected a list of names")
         return list(value)
+    if kind == "path":
+        if not isinstance(value, str) or "{project}" not in value or not value.endswith(".json"):
+            raise bad("expected a relative .json path naming {project}")
+        return value
+    if kind == "sources":
+        from vault_brain.domain.knowledge import parse_sources
+
+        try:
+            return list(parse_sources(value))
+        except ValueError as exc:
+            raise bad(str(exc)) from None
     if kind == "duration":
         try:
             duration_hours(value)

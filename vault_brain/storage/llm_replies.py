@@ -52,11 +52,24 @@ class ReconcileReply(_Reply):
     operations: list[_Operation]
 
 
+class _Item(_Reply):
+    type: Literal["decision", "claim", "task", "entity", "note"]
+    title: str = Field(min_length=1, max_length=200)
+    content: str = Field(min_length=1, max_length=2000)
+    line: int = Field(ge=1)
+    confidence: float = Field(default=0.7, ge=0, le=1)
+
+
+class ItemsReply(_Reply):
+    items: list[_Item]
+
+
 REPLIES: dict[str, type[_Reply]] = {
     "facts": FactsReply,
     "summary": SummaryReply,
     "merge": MergeReply,
     "reconcile": ReconcileReply,
+    "items": ItemsReply,
 }
 
 

@@ -38,6 +38,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Vault": ("init", "status", "sync", "history", "log", "persona", "export", "graph", "watch"),
     "Memories": ("add", "show", "update", "delete", "restore", "list"),
     "Search": ("search", "index"),
+    "Knowledge": ("extract", "items"),
     "Credit and lifecycle": (
         "feedback",
         "credit",
@@ -156,6 +157,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("export", "graph"), "export"),
     **dict.fromkeys(("add", "show", "update", "delete", "restore", "list"), "memories"),
     **dict.fromkeys(("search", "index"), "search"),
+    **dict.fromkeys(("extract", "items"), "knowledge"),
     **dict.fromkeys(("feedback", "credit"), "credit"),
     **dict.fromkeys(
         ("memory-file", "consolidate", "promote", "prune", "maintain", "strategy"), "lifecycle"

@@ -66,6 +66,14 @@ def _read_queries(source: str) -> list[dict[str, Any]]:
     return queries
 
 
+def _where(hit: Any) -> str:
+    """Where a result can be opened: a note's path, a file and line, a transcript message."""
+    if hit.source == "sessions":
+        return f"{hit.session} {hit.message}"
+    project = f"{hit.category}:" if hit.category and hit.source != "memory" else ""
+    return f"{project}{hit.path}" + (f":{hit.line}" if hit.line else "")
+
+
 @app.command()
 def search(
     query: Annotated[
@@ -95,9 +103,23 @@ def search(
             "per query.",
         ),
     ] = None,
+    search_in: Annotated[
+        str | None,
+        typer.Option(
+            "--in",
+            help="What to search, comma-separated: memory (notes), items (extracted by vb "
+            "extract), sources (the extracted projects' files), sessions (transcripts, "
+            "without tool output), or all. Default: search_in in STRATEGY.md (memory). "
+            "Several are merged by rank; the filters apply to notes.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the vault: BM25 blended with credit and recency."""
+    """Search the vault: BM25 blended with credit and recency.
+
+    With --in, also items extracted from project files, the projects' files and session
+    transcripts; each result says where it came from (file and line, session and message)."""
     if (query is None) == (queries is None):
         raise VaultBrainError(
             "give either a QUERY or --queries FILE",
@@ -105,6 +127,10 @@ def search(
         )
     if session is not None:
         check_session_id(session)  # before anything runs or is written
+    if search_in is not None:
+        from vault_brain.app.api_knowledge import check_sources
+
+        check_sources(search_in)
     scopes = (scope,) if scope else ()
     filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
     batch = _read_queries(queries) if queries is not None else None
@@ -114,11 +140,21 @@ def search(
             json_line(line)
         return
     assert query is not None
-    result = api.search(query, k, filters)
+    result = api.search(query, k, filters, search_in)
     human = (
-        table(
-            ["score", "id", "title", "snippet"],
-            [[f"{h.score:.3f}", h.id, h.title, h.snippet] for h in result.results],
+        (
+            table(
+                ["score", "id", "title", "snippet"],
+                [[f"{h.score:.3f}", h.id, h.title, h.snippet] for h in result.results],
+            )
+            if all(h.source == "memory" for h in result.results)
+            else table(
+                ["score", "from", "where", "title", "snippet"],
+                [
+                    [f"{h.score:.3f}", h.source, _where(h), h.title, h.snippet]
+                    for h in result.results
+                ],
+            )
         )
         if result.results
         else "no results"

@@ -75,6 +75,10 @@ def render_status(report: StatusReport) -> str:
     lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
     if report.refused:
         lines.append("refused: " + ", ".join(f"{k} {v}" for k, v in report.refused.items()))
+    for p in report.projects:
+        stale = f", {p.stale_count} stale: {', '.join(p.stale[:5])}" if p.stale_count else ""
+        where = f" from {p.root}" if p.root else ""
+        lines.append(f"items:   {p.project}: {p.items} in {p.items_file}{where}{stale}")
     if report.problems:
         lines.append(f"problems: {len(report.problems)}")
         lines += [f"         {p.path}: {p.problem}" for p in report.problems]

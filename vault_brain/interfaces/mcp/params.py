@@ -41,6 +41,14 @@ Scope = Annotated[
         "scope when the server runs as an agent), search every scope you may read.",
     ),
 ]
+SearchIn = Annotated[
+    list[Literal["memory", "items", "sessions", "sources"]] | None,
+    Field(
+        description="What to search: memory (notes), items (extracted from project files, "
+        "cited to file and line), sources (the projects' files), sessions (transcripts). "
+        "Default: search_in in the vault's STRATEGY.md (memory).",
+    ),
+]
 Limit = Annotated[int, Field(ge=1, le=100, description="How many results.")]
 TopN = Annotated[int, Field(ge=1, le=100, description="How many from each end.")]
 Reason = Annotated[str | None, Field(max_length=300, description="Why; kept in the note.")]

@@ -47,6 +47,7 @@ from vault_brain.interfaces.mcp.params import (
     Query,
     Reason,
     Scope,
+    SearchIn,
     SearchType,
     Signal,
     Tags,
@@ -124,12 +125,19 @@ def build_server(api: MemoryAPI) -> MCPServer:
             return api.retrieve(id)
 
     def memory_search(
-        query: Query, type: SearchType = None, limit: Limit = 10, scope: Scope = None
+        query: Query,
+        type: SearchType = None,
+        limit: Limit = 10,
+        scope: Scope = None,
+        search_in: SearchIn = None,
     ) -> SearchResult:
         """Find memories by words; ranking blends BM25 with credit and recency. The returned
-        notes' accesses are recorded (within a second) so feedback can credit them."""
+        notes' accesses are recorded (within a second) so feedback can credit them. With
+        search_in, also extracted items, project sources and transcripts (each result says
+        where it came from: source, path, line, session, message)."""
         with _as_tool_errors():
-            return api.search(query, limit, Filters(type=type, scopes=(scope,) if scope else ()))
+            filters = Filters(type=type, scopes=(scope,) if scope else ())
+            return api.search(query, limit, filters, search_in)
 
     def memory_update(id: NoteRef, content: Content) -> NoteResult:
         """Replace a memory's body; its front matter keeps everything but `updated`."""
