@@ -425,3 +425,47 @@ def test_sync_while_vb_watch_runs_keeps_the_index_live(remote: Path, cli: Any) -
         found = cli("--vault", str(a), "search", "okapis striped", "--json").json()["results"]
         assert [h["title"] for h in found][:1] == ["Okapi Facts"]
     assert watcher.returncode == 0, watcher.stderr.read() if watcher.stderr else ""
+
+
+def test_items_extracted_on_two_machines_merge_by_item_id(
+    remote: Path, cli: Any, tmp_path: Path
+) -> None:
+    a, b = remote.parent / "a", clone(remote, "b", cli)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "x.md").write_text("We chose Whoosh over SQLite for search.\n")
+    (project / "y.md").write_text("We decided to sync the vault with git.\n")
+    assert cli("--vault", str(a), "extract", str(project / "x.md")).exit_code == 0
+    sync(cli, a)
+    sync(cli, b)
+    # b extracts another file of the project while a re-extracts a changed one
+    assert (
+        cli("--vault", str(b), "extract", str(project / "y.md"), "--project", "proj").exit_code == 0
+    )
+    (project / "x.md").write_text("We chose Whoosh over Xapian for search.\n")
+    assert cli("--vault", str(a), "extract", "--project", "proj").exit_code == 0
+    sync(cli, a)
+    sync(cli, b)
+    sync(cli, a)
+    items = "items/proj/items.json"
+    assert (a / items).read_bytes() == (b / items).read_bytes()
+    merged = json.loads((a / items).read_text())
+    assert sorted(i["content"] for i in merged) == [
+        "We chose Whoosh over Xapian for search.",
+        "We decided to sync the vault with git.",
+    ]
+    assert not conflict_copies(a) and "<<<<" not in (a / items).read_text()
+    archived = (a / "archive/items/proj/items.expired.jsonl").read_text()
+    assert "over SQLite" in archived  # the replaced item, archived on a, synced
+
+
+def test_a_vault_with_older_attributes_gets_the_new_drivers_added(tmp_path: Path) -> None:
+    from vault_brain.storage.sync_git import ATTRIBUTES, ensure_attributes
+
+    old = "\n".join(line for line in ATTRIBUTES.splitlines() if "items" not in line) + "\n"
+    (tmp_path / ".gitattributes").write_text("*.png binary\n\n" + old)
+    assert ensure_attributes(tmp_path) is True
+    text = (tmp_path / ".gitattributes").read_text()
+    assert text.startswith("*.png binary\n\n" + old)
+    assert "items/*/items.json merge=vb-items" in text.splitlines()
+    assert ensure_attributes(tmp_path) is False  # and only once

@@ -307,3 +307,37 @@ def describe_changes(counts: ChangeCounts) -> str:
         if n
     ]
     return ", ".join(parts) or "no changes"
+
+
+def merge_items(
+    base: Sequence[Mapping[str, Any]],
+    ours: Sequence[Mapping[str, Any]],
+    theirs: Sequence[Mapping[str, Any]],
+) -> list[Mapping[str, Any]]:
+    """A project's items.json three-way by item id: an item added, changed or removed on
+    one side takes that side; changed on both sides, ours (items are extracted, not written
+    by hand: the next `vb extract` settles any difference). By file and line."""
+
+    def by_id(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+        return {str(r["id"]): r for r in rows if isinstance(r, Mapping) and "id" in r}
+
+    b, o, t = by_id(base), by_id(ours), by_id(theirs)
+    merged = []
+    for item_id in {**o, **t}:
+        was, mine, other = b.get(item_id), o.get(item_id), t.get(item_id)
+        if mine is None:  # removed by us, or added by them
+            if other is not None and (was is None or other != was):
+                merged.append(other)
+        elif other is None:  # removed by them, or added by us
+            if was is None or mine != was:
+                merged.append(mine)
+        else:
+            merged.append(other if mine == was else mine)
+    return sorted(
+        merged,
+        key=lambda r: (str(r.get("sourceFile", "")), _line(r.get("lineNumber")), str(r["id"])),
+    )
+
+
+def _line(value: Any) -> int:
+    return value if isinstance(value, int) else 0

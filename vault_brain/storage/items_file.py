@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -88,10 +88,15 @@ def items_bytes(items: Iterable[Item]) -> bytes:
     """A JSON array with one item per line: a change to one item is a one-line diff (for
     git and for people), and the compact encoder is several times faster than `indent`."""
     items = list(items)
-    rows = [_ENCODE(item.to_json()) for item in items]
-    data = ("[\n" + ",\n".join(rows) + "\n]\n").encode("utf-8") if rows else b"[]\n"
+    data = rows_bytes([item.to_json() for item in items])
     _remember(digest(data), items)
     return data
+
+
+def rows_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """JSON objects as an items.json array, one per line."""
+    lines = [_ENCODE(row) for row in rows]
+    return ("[\n" + ",\n".join(lines) + "\n]\n").encode("utf-8") if lines else b"[]\n"
 
 
 def read_items(path: Path) -> tuple[list[Item], bytes | None]:

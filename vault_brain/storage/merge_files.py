@@ -7,6 +7,7 @@
   result never holds conflict markers.
 - jsonl: record by record (`merge_records`).
 - tasks: by task id (`merge_tasks`); tasks both sides changed come back as `conflict`.
+- items: a project's items.json by item id (`merge_items`).
 - ours: our version (a generated file, regenerated after the merge).
 
 Anything unreadable raises `MergeError`: the driver exits non-zero and git reports the
@@ -25,13 +26,14 @@ from typing import Any
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync_merge import (
     merge_counters,
+    merge_items,
     merge_records,
     merge_tasks,
 )
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
 
-KINDS = ("note", "jsonl", "tasks", "ours")
+KINDS = ("note", "jsonl", "tasks", "items", "ours")
 
 
 class MergeError(VaultBrainError):
@@ -52,6 +54,8 @@ def merge_bytes(kind: str, base: bytes, ours: bytes, theirs: bytes, where: str) 
         return merge_jsonl(base, ours, theirs)
     if kind == "tasks":
         return merge_tasks_file(base, ours, theirs, where)
+    if kind == "items":
+        return merge_items_file(base, ours, theirs, where)
     if kind == "ours":
         return Merged(ours)
     raise MergeError(f"unknown merge kind {kind!r}", hint=f"one of: {', '.join(KINDS)}")
@@ -193,3 +197,30 @@ def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "task
         doc = {"tasks": result.conflicts, "conflict_of": where}
         conflict = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     return Merged(data, conflict)
+
+
+# --------------------------------------------------------------------------- items
+
+
+def _array(data: bytes, where: str) -> list[Any]:
+    if not data.strip():
+        return []
+    try:
+        rows = json.loads(data)
+    except ValueError as exc:
+        raise MergeError(
+            f"{where} is not valid JSON ({exc})", hint="fix the file, then merge again"
+        ) from None
+    if not isinstance(rows, list):
+        raise MergeError(f"{where} is not a JSON array", hint="fix the file, then merge again")
+    return rows
+
+
+def merge_items_file(base: bytes, ours: bytes, theirs: bytes, where: str = "items.json") -> Merged:
+    from vault_brain.storage.items_file import rows_bytes  # lazy: only items files
+
+    done = _trivial(base, ours, theirs)
+    if done is not None:
+        return Merged(done)
+    merged = merge_items(_array(base, where), _array(ours, where), _array(theirs, where))
+    return Merged(rows_bytes(merged))

@@ -25,6 +25,7 @@ DRIVERS: dict[str, str | None] = {
     "vb-note": "note",
     "vb-jsonl": "jsonl",
     "vb-tasks": "tasks",
+    "vb-items": "items",
     "vb-ours": None,
 }
 ATTRIBUTES = """\
@@ -36,6 +37,9 @@ logs/*.jsonl merge=vb-jsonl
 sessions/*.jsonl merge=vb-jsonl
 # Tasks: merged by task id.
 tasks.json merge=vb-tasks
+# Items extracted from project files (vb extract): merged by item id; their archive by record.
+items/*/items.json merge=vb-items
+archive/items/*/*.jsonl merge=vb-jsonl
 # Generated files: ours kept, regenerated after the merge.
 MEMORY.md merge=vb-ours
 sessions/sessions.json merge=vb-ours
@@ -125,7 +129,15 @@ def ensure_attributes(vault_root: Path) -> bool:
     except FileNotFoundError:
         current = ""
     if ATTRIBUTES_HEADER in current:
-        return False
+        missing = [
+            line
+            for line in ATTRIBUTES.splitlines()
+            if line and not line.startswith("#") and line not in current.splitlines()
+        ]
+        if not missing:
+            return False
+        atomic_write(path, current.rstrip("\n") + "\n" + "\n".join(missing) + "\n")
+        return True
     lines = [
         line
         for line in current.splitlines()
