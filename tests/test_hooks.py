@@ -246,6 +246,17 @@ def test_session_end_records_the_transcript_and_commits_the_vault(
     assert repo.head.commit.hexsha == commit.hexsha
 
 
+def test_session_end_commits_only_when_the_policy_says_so(vault: Path, transcript: Path) -> None:
+    strategy = vault / "STRATEGY.md"
+    strategy.write_text(
+        strategy.read_text().replace("# commit_on: [session, lifecycle]", "commit_on: []")
+    )
+    head = git.Repo(vault).head.commit.hexsha
+    assert answer(hook(vault, "session-end", payload("session_end", transcript))) == {}
+    repo = git.Repo(vault)
+    assert repo.head.commit.hexsha == head and repo.is_dirty(untracked_files=True)
+
+
 def test_session_end_never_commits_a_write_in_progress(vault: Path, transcript: Path) -> None:
     # A temp file of a writer still running (this process), in a vault whose .gitignore
     # (kept from before `vb init --adopt`) does not ignore temp files.

@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_brain.app import notes
+from vault_brain.app.api_git import GitOps
 from vault_brain.app.api_knowledge import Knowledge, check_sources
 from vault_brain.app.api_sessions import Pending, SessionsAndTasks
+from vault_brain.app.commits import commit_at
 from vault_brain.app.guard import PERSON, admit, for_agent
 from vault_brain.app.results import (
     BatchLine,
@@ -56,14 +58,9 @@ if TYPE_CHECKING:
     from vault_brain.app.access import AccessRecorder
     from vault_brain.app.apply import PlanResult
     from vault_brain.app.credit import CreditReport, FeedbackResult
-    from vault_brain.app.export import ExportResult
-    from vault_brain.app.graph import GraphResult
-    from vault_brain.app.history import HistoryResult, LogResult
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
     from vault_brain.app.memory_file import MemoryFileResult
-    from vault_brain.app.persona import PersonaResult
     from vault_brain.app.status import StatusReport
-    from vault_brain.app.sync import SyncResult
     from vault_brain.domain.plan import Plan
     from vault_brain.storage.index.search import Hit
 
@@ -80,7 +77,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-class MemoryAPI(SessionsAndTasks, Knowledge):
+class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
     def __init__(
         self,
         vault: Vault,
@@ -128,13 +125,15 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
 
     # -- the vault for one call -----------------------------------------------------------
     @contextlib.contextmanager
-    def _use(self, pending: Pending = "wait") -> Iterator[Vault]:
+    def _use(self, pending: Pending = "wait", operation: str | None = None) -> Iterator[Vault]:
         """The vault for one call. Live: one call at a time, the policy reloaded when
         STRATEGY.md changed, retrievals still pending recorded first (`skip` for reads that
         do not depend on them, `try` for reports that should not wait on another writer,
-        `wait` for writes and feedback), and the index reconciled with the files."""
+        `wait` for writes and feedback), and the index reconciled with the files. A write names
+        its `operation`: committed after it when `commit_on` says so."""
         if not self.is_live:
             yield self._vault
+            self._commit_operation(operation)
             return
         with self._lock:
             self._reload_if_policy_changed()
@@ -142,6 +141,11 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
                 self.access.record(self._vault, wait=pending == "wait")
             self._reconcile(self._vault)
             yield self._vault
+            self._commit_operation(operation)
+
+    def _commit_operation(self, operation: str | None) -> None:
+        if operation is not None:
+            commit_at(self._vault, "operation", f"vb {operation} ({self.source})")
 
     def _reload_if_policy_changed(self) -> None:
         stamp = _stamp(self._vault.paths.strategy)
@@ -227,7 +231,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
             scope = self.agent.default_scope()
         if self.agent is not None:
             self.agent.check_write(scope or GLOBAL)
-        with self._use() as vault:
+        with self._use(operation=f"add {name}") as vault:
             warnings = admit(
                 vault,
                 content,
@@ -269,7 +273,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
         *,
         allow_secret: bool = False,
     ) -> NoteResult:
-        with self._use() as vault:
+        with self._use(operation=f"update {ref}") as vault:
             rel = self._memory_rel(vault, ref)
             self._check_write(vault, rel)
             warnings = []
@@ -281,14 +285,14 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
         return NoteResult(NoteView.of(note), warnings)
 
     def archive(self, ref: str, reason: str) -> MoveResult:
-        with self._use() as vault:
+        with self._use(operation=f"delete {ref}") as vault:
             rel = self._memory_rel(vault, ref)
             self._check_write(vault, rel)
             note, was = notes.archive(vault, rel, reason)
         return MoveResult(note.id, note.path, was, archived=True)
 
     def restore(self, ref: str) -> MoveResult:
-        with self._use() as vault:
+        with self._use(operation=f"restore {ref}") as vault:
             note, was = notes.restore(vault, ref)
         return MoveResult(note.id, note.path, was, archived=False)
 
@@ -348,7 +352,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
             raise VaultBrainError(
                 "feedback needs the session whose last turn it judges", hint="pass --session ID"
             )
-        with self._use() as vault:
+        with self._use(operation=f"feedback {signal}") as vault:
             from vault_brain.app.credit import apply_feedback  # lazy: start-up
 
             return apply_feedback(vault, session, signal)
@@ -433,53 +437,6 @@ class MemoryAPI(SessionsAndTasks, Knowledge):
             rebuilt=result.rebuilt,
             seconds=round(time.perf_counter() - started, 3),
         )
-
-    def commit(self, message: str) -> str:
-        """Commit the vault's changes with git; returns what happened (never raises)."""
-        from vault_brain.storage.git import commit_vault  # lazy: start-up
-
-        return commit_vault(self._vault.paths, message)
-
-    def sync(self, remote: str = "origin", say: Callable[[str], None] | None = None) -> SyncResult:
-        """Commit, fetch, merge and push through the git remote (see `app.sync`)."""
-        from vault_brain.app.sync import sync  # lazy: start-up (GitPython)
-
-        return sync(self._vault, remote, say)
-
-    def history(self, ref: str) -> HistoryResult:
-        """Every change to one memory, from git (see `app.history`)."""
-        from vault_brain.app.history import history  # lazy: start-up (GitPython)
-
-        with self._use("skip") as vault:
-            return history(vault, ref)
-
-    def log(self, limit: int | None = None) -> LogResult:
-        """The vault's commits, newest first, with the memory operations each recorded."""
-        from vault_brain.app.history import vault_log  # lazy: start-up (GitPython)
-
-        return vault_log(self._vault, limit)
-
-    def persona(
-        self, action: str, name: str | None = None, start: str | None = None
-    ) -> PersonaResult:
-        """List, create, switch, merge or cherry-pick personas: git branches of the vault
-        (see `app.persona`); the index follows."""
-        from vault_brain.app.persona import persona  # lazy: start-up (GitPython)
-
-        with self._use() as vault:
-            return persona(vault, action, name, start)
-
-    def export(self, fmt: str, history: bool = False, persona: str | None = None) -> ExportResult:
-        """The notes as JSON (a versioned schema) or Markdown (see `app.export`)."""
-        from vault_brain.app.export import export  # lazy: start-up
-
-        return export(self._vault, fmt, history, persona)
-
-    def graph(self, kind: str = "branches") -> GraphResult:
-        """A Mermaid diagram written into a note under graphs/ (see `app.graph`)."""
-        from vault_brain.app.graph import graph  # lazy: start-up (GitPython)
-
-        return graph(self._vault, kind)
 
     def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
         """Keep the index current until SIGINT or SIGTERM."""

@@ -39,7 +39,9 @@ def check_sources(value: str | Sequence[str]) -> tuple[str, ...]:
 class Knowledge:
     agent: Agent | None
 
-    def _use(self, pending: Pending = "wait") -> contextlib.AbstractContextManager[Vault]:
+    def _use(
+        self, pending: Pending = "wait", operation: str | None = None
+    ) -> contextlib.AbstractContextManager[Vault]:
         raise NotImplementedError  # MemoryAPI._use
 
     def extract(

@@ -20,7 +20,9 @@ Pending = Literal["skip", "try", "wait"]
 class SessionsAndTasks:
     """Sessions, the agent loop and tasks; every module behind them is imported lazily."""
 
-    def _use(self, pending: Pending = "wait") -> contextlib.AbstractContextManager[Vault]:
+    def _use(
+        self, pending: Pending = "wait", operation: str | None = None
+    ) -> contextlib.AbstractContextManager[Vault]:
         raise NotImplementedError  # MemoryAPI._use
 
     # -- sessions and the agent loop -----------------------------------------------------------
@@ -63,7 +65,7 @@ class SessionsAndTasks:
     def flush(self, session: str, dry_run: bool = False) -> FlushResult:
         from vault_brain.app.flush import flush  # lazy: start-up
 
-        with self._use() as vault:
+        with self._use(operation=None if dry_run else f"flush {session}") as vault:
             return flush(vault, session, dry_run=dry_run, llm=vault.llm())
 
     def compact_session(

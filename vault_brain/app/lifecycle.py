@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.app.apply import PlanResult, apply_plan, last_runs, note_body, plan_result
+from vault_brain.app.commits import commit_at
 from vault_brain.app.credit import credit_rows
 from vault_brain.app.entities import EntityFeed, new_note_text
 from vault_brain.app.notes import unique_path
@@ -319,8 +320,19 @@ def make_plan(vault: Vault, operation: str, now: dt.datetime | None = None) -> P
 
 
 def run_plan(vault: Vault, plan: Plan, dry_run: bool) -> PlanResult:
-    """The plan as a result (dry run), or applied exactly as planned."""
-    return plan_result(plan) if dry_run else apply_plan(vault, plan)
+    """The plan as a result (dry run), or applied exactly as planned (and committed when
+    `commit_on` names lifecycle passes)."""
+    if dry_run:
+        return plan_result(plan)
+    result = apply_plan(vault, plan)
+    _commit_pass(vault, plan)
+    return result
+
+
+def _commit_pass(vault: Vault, plan: Plan) -> None:
+    if plan.actions:
+        count = f"{len(plan.actions)} change{'s' if len(plan.actions) != 1 else ''}"
+        commit_at(vault, "lifecycle", f"vb {plan.operation}: {count}")
 
 
 def maintain(vault: Vault, dry_run: bool = False, now: dt.datetime | None = None) -> MaintainResult:
@@ -340,6 +352,7 @@ def compact_memory(vault: Vault) -> CompactResult:
     for operation in ("consolidate", "prune"):
         plan = make_plan(vault, operation)
         apply_plan(vault, plan)
+        _commit_pass(vault, plan)
         archived = [a.path for a in plan.actions if a.op == "archive"]
         result.created += [a.path for a in plan.actions if a.op == "create"]
         result.archived += archived

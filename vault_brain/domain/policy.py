@@ -158,6 +158,14 @@ class Policy:
         "captured notes kept per scope; the oldest unpinned are archived (0: no cap)",
         "scopes",
     )
+    # Git
+    commit_on: list[str] = _setting(
+        ["session", "lifecycle"],
+        "commit_on",
+        "when vb commits the vault: session (at its end), lifecycle (each consolidation, "
+        "promotion or pruning pass), operation (every memory write); vb sync always commits",
+        "git",
+    )
     # Knowledge from project files (vb extract) and what searches cover
     items_path: str = _setting(
         "items/{project}/items.json",
@@ -236,6 +244,12 @@ def _coerce(setting: Setting, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("expected a list of names")
         return list(value)
+    if kind == "commit_on":
+        names = [value] if isinstance(value, str) else value
+        moments = ("session", "lifecycle", "operation")
+        if not isinstance(names, list) or any(n not in moments for n in names):
+            raise bad(f"expected a list of: {', '.join(moments)} (or [] for never)")
+        return list(names)
     if kind == "path":
         if not isinstance(value, str) or "{project}" not in value or not value.endswith(".json"):
             raise bad("expected a relative .json path naming {project}")

@@ -137,8 +137,9 @@ def session_end(api: MemoryAPI, payload: Payload) -> HookResult:
     result = HookResult({})
     _import_and_flush(api, payload, result)
     reason = payload.text("reason") or "other"
-    outcome = api.commit(f"vb: Claude Code session {payload.session_id} ended ({reason})")
-    if outcome.startswith("git "):
+    message = f"vb: Claude Code session {payload.session_id} ended ({reason})"
+    outcome = api.commit(message, "session")
+    if outcome and outcome.startswith("git "):
         result.warnings.append(outcome)
     return result
 

@@ -1,0 +1,80 @@
+"""The memory API's git methods: commit, sync, history and log, personas, export and graph
+(a part of `MemoryAPI`, kept in its own module; see api.py for how the API is held)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from vault_brain.app.commits import commit_at
+
+if TYPE_CHECKING:
+    from vault_brain.app.api_sessions import Pending
+    from vault_brain.app.export import ExportResult
+    from vault_brain.app.graph import GraphResult
+    from vault_brain.app.history import HistoryResult, LogResult
+    from vault_brain.app.persona import PersonaResult
+    from vault_brain.app.sync import SyncResult
+    from vault_brain.app.vault import Vault
+
+
+class GitOps:
+    """Every module behind these is imported lazily (GitPython takes ~0.1 s)."""
+
+    _vault: Vault
+
+    def _use(
+        self, pending: Pending = "wait", operation: str | None = None
+    ) -> contextlib.AbstractContextManager[Vault]:
+        raise NotImplementedError  # MemoryAPI._use
+
+    def commit(self, message: str, moment: str | None = None) -> str | None:
+        """Commit the vault's changes with git; returns what happened (never raises). At a
+        `moment` (session, lifecycle) only when `commit_on` names it (else None)."""
+        if moment is not None:
+            return commit_at(self._vault, moment, message)
+        from vault_brain.storage.git import commit_vault  # lazy: start-up
+
+        return commit_vault(self._vault.paths, message)
+
+    def sync(self, remote: str = "origin", say: Callable[[str], None] | None = None) -> SyncResult:
+        """Commit, fetch, merge and push through the git remote (see `app.sync`)."""
+        from vault_brain.app.sync import sync  # lazy: start-up (GitPython)
+
+        return sync(self._vault, remote, say)
+
+    def history(self, ref: str) -> HistoryResult:
+        """Every change to one memory, from git (see `app.history`)."""
+        from vault_brain.app.history import history  # lazy: start-up (GitPython)
+
+        with self._use("skip") as vault:
+            return history(vault, ref)
+
+    def log(self, limit: int | None = None) -> LogResult:
+        """The vault's commits, newest first, with the memory operations each recorded."""
+        from vault_brain.app.history import vault_log  # lazy: start-up (GitPython)
+
+        return vault_log(self._vault, limit)
+
+    def persona(
+        self, action: str, name: str | None = None, start: str | None = None
+    ) -> PersonaResult:
+        """List, create, switch, merge or cherry-pick personas: git branches of the vault
+        (see `app.persona`); the index follows."""
+        from vault_brain.app.persona import persona  # lazy: start-up (GitPython)
+
+        with self._use() as vault:
+            return persona(vault, action, name, start)
+
+    def export(self, fmt: str, history: bool = False, persona: str | None = None) -> ExportResult:
+        """The notes as JSON (a versioned schema) or Markdown (see `app.export`)."""
+        from vault_brain.app.export import export  # lazy: start-up
+
+        return export(self._vault, fmt, history, persona)
+
+    def graph(self, kind: str = "branches") -> GraphResult:
+        """A Mermaid diagram written into a note under graphs/ (see `app.graph`)."""
+        from vault_brain.app.graph import graph  # lazy: start-up (GitPython)
+
+        return graph(self._vault, kind)
