@@ -281,3 +281,16 @@ def test_the_container_user_is_never_root(tmp_path: Path) -> None:
     owner = tmp_path.stat()
     expected = f"{owner.st_uid}:{owner.st_gid}" if owner.st_uid else "1000:1000"
     assert container_user(tmp_path, host_uid=0, host_gid=0) == expected
+
+
+def test_a_daemon_gone_mid_session_is_a_sandbox_error(tmp_path: Path) -> None:
+    """Every call on a sandbox whose engine stopped answering fails at once with one line."""
+    import docker
+
+    gone = docker.DockerClient(base_url=f"unix://{tmp_path / 'gone.sock'}", version="1.41")
+    box = Sandbox(gone, "0" * 64, name="vb-session-gone", session="gone", user="1000:1000")
+    for call in (lambda: box.run_shell("true"), lambda: box.read_file("a.txt"), box.remove):
+        with pytest.raises(SandboxError, match="lost contact with Docker") as caught:
+            call()
+        assert not isinstance(caught.value, WorkspaceError)
+    assert not box.alive()
