@@ -159,3 +159,39 @@ def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=15)
+
+
+# ---------------------------------------------------------------- Docker (`vb session`'s sandbox)
+
+
+def _docker_unavailable(why: str) -> None:
+    """Skip the test, except under CI (`VB_REQUIRE_TOOLS=1`), where Docker is required."""
+    if os.environ.get("VB_REQUIRE_TOOLS"):
+        pytest.fail(f"Docker is required (VB_REQUIRE_TOOLS is set): {why}")
+    pytest.skip(f"needs a running Docker engine: {why}")
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Any:
+    """A Docker SDK client whose daemon answers (`storage.sandbox.docker_client`)."""
+    from vault_brain.storage.sandbox import SandboxError, docker_client
+
+    try:
+        return docker_client()
+    except SandboxError as exc:
+        _docker_unavailable(exc.one_line())
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_engine: Any) -> str:
+    """The sandbox image's tag, built once per test run by `ensure_image` itself (its base
+    vb-base:bookworm too, with debootstrap, when missing: a few minutes the first time)."""
+    from vault_brain.storage.sandbox import SandboxError, ensure_image
+
+    try:
+        return ensure_image(
+            docker_engine, say=lambda line: print(f"[sandbox] {line}", file=sys.stderr)
+        )
+    except SandboxError as exc:
+        _docker_unavailable(exc.one_line())
+        raise

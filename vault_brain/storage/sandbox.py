@@ -1,0 +1,430 @@
+"""`vb session`'s sandbox: one hardened container per session; the agent's workspace tools run in
+it through `docker exec`.
+
+The container sleeps (`sleep infinity` under docker-init, which reaps what the tools leave) with
+no network, every capability dropped, no-new-privileges, a read-only root and a small tmpfs at
+/tmp, pids and memory limits, the workspace bind-mounted read-write at /workspace and the vault
+read-only at /vault. Its environment is HOME=/tmp and what the image sets: nothing of the host's,
+so no key, token or VB_* variable. It runs as the host user's uid:gid, so the files it writes in
+the workspace are that user's; when vb runs as root it never runs the container as root: it uses
+the workspace owner's uid:gid, or 1000:1000 (`agent`) for a workspace root owns (see
+`container_user`).
+
+Every command runs under coreutils `timeout` inside the container (TERM to its whole process
+group at the deadline, KILL 2 s later) and vb reads its output with a deadline of its own, so
+nothing waits forever. The file tools are a small Python program run with the image's python3:
+paths resolve (symlinks included) inside the container and must stay under /workspace.
+Images (`ensure_image`) are `sandbox_build`'s business, errors and the client `sandbox_engine`'s;
+both are re-exported here.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from vault_brain.storage.sandbox_build import ensure_image
+from vault_brain.storage.sandbox_engine import (
+    SandboxError,
+    WorkspaceError,
+    docker_client,
+    docker_errors,
+    one_line,
+)
+from vault_brain.storage.sandbox_exec import (
+    FILE_ERRORS,
+    FILE_TOOL,
+    Output,
+    container_pid,
+    hang_up,
+)
+
+__all__ = [
+    "ExecResult",
+    "Sandbox",
+    "SandboxError",
+    "WorkspaceError",
+    "container_user",
+    "docker_client",
+    "ensure_image",
+    "leftovers",
+    "remove_container",
+]
+
+WORKSPACE = "/workspace"
+VAULT = "/vault"
+AGENT_USER = (1000, 1000)
+TMPFS = "rw,nosuid,nodev,size=128m,mode=1777"
+OUTPUT_CAP = 64 * 1024
+TRUNCATED = "[... truncated]"
+LIST_CAP = 1024 * 1024  # bytes of names list_dir returns (then "[... truncated]")
+DRAIN_LIMIT = 16 * 1024 * 1024  # bytes past the cap vb reads (and drops) before it hangs up
+KILLED = 128 + 9  # the exit code vb reports for a command it killed
+KILL_GRACE = 2  # seconds between TERM and KILL for a command past its timeout
+HOST_SLACK = 5.0  # seconds vb waits past timeout + grace before it stops listening
+LABEL_VAULT = "vb.vault"
+LABEL_SESSION = "vb.session"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """A command's exit code (-1: unknown, vb stopped waiting), its stdout and stderr as they
+    came (capped, ending in "[... truncated]" when cut) and whether its timeout killed it."""
+
+    exit_code: int
+    output: str
+    timed_out: bool
+
+
+def container_user(
+    workspace: Path, host_uid: int | None = None, host_gid: int | None = None
+) -> str:
+    """The uid:gid the container runs as: the host user's (files in the workspace are theirs);
+    under root, the workspace owner's, or 1000:1000 for a workspace root owns: never root."""
+    uid = os.getuid() if host_uid is None else host_uid
+    gid = os.getgid() if host_gid is None else host_gid
+    if uid != 0:
+        return f"{uid}:{gid}"
+    info = workspace.stat()
+    if info.st_uid != 0:
+        return f"{info.st_uid}:{info.st_gid}"
+    return "{}:{}".format(*AGENT_USER)
+
+
+class Sandbox:
+    """One session's running container; `Sandbox.start(...)` makes it, `remove()` ends it."""
+
+    def __init__(self, client: Any, container_id: str, *, name: str, session: str, user: str):
+        self.client = client
+        self.id = container_id
+        self.name = name
+        self.session = session
+        self.user = user
+
+    # ------------------------------------------------------------------ life cycle
+    @classmethod
+    def start(
+        cls,
+        client: Any,
+        image: str,
+        *,
+        workspace: Path,
+        vault: Path,
+        session: str,
+        memory: str = "512m",
+        pids: int = 256,
+    ) -> Sandbox:
+        """A detached, hardened container `vb-session-<session>` of `image` (see the module)."""
+        from docker.errors import APIError, ImageNotFound
+        from docker.types import Mount
+
+        if not _NAME.match(session):
+            raise SandboxError(
+                f"invalid session id {session!r} for a container name",
+                hint="use letters, digits, '.', '_' or '-'",
+            )
+        workspace, vault = _folders(workspace, vault)
+        user = _prepare_workspace(workspace)
+        name = f"vb-session-{session}"
+        mounts = [
+            Mount(WORKSPACE, str(workspace), type="bind", read_only=False),
+            Mount(VAULT, str(vault), type="bind", read_only=True),
+        ]
+        with docker_errors(f"starting the sandbox container {name}"):
+            try:
+                container = client.containers.create(
+                    image,
+                    ["sleep", "infinity"],
+                    name=name,
+                    hostname="sandbox",
+                    user=user,
+                    working_dir=WORKSPACE,
+                    environment={"HOME": "/tmp"},
+                    labels={LABEL_VAULT: str(vault), LABEL_SESSION: session},
+                    network_mode="none",
+                    cap_drop=["ALL"],
+                    security_opt=["no-new-privileges"],
+                    read_only=True,
+                    tmpfs={"/tmp": TMPFS},
+                    pids_limit=pids,
+                    mem_limit=memory,
+                    memswap_limit=memory,
+                    init=True,
+                    mounts=mounts,
+                )
+            except ImageNotFound:
+                raise SandboxError(
+                    f"no sandbox image {image}", hint="build it: vb session --build"
+                ) from None
+            except APIError as exc:
+                if exc.status_code == 409:
+                    raise SandboxError(
+                        f"a container named {name} already exists",
+                        hint=f"remove it: docker rm -f {name}",
+                    ) from None
+                raise
+            try:
+                container.start()
+            except BaseException:
+                remove_container(client, container.id)
+                raise
+        return cls(client, container.id, name=name, session=session, user=user)
+
+    def alive(self) -> bool:
+        try:
+            return bool(self.client.api.inspect_container(self.id)["State"]["Running"])
+        except Exception:
+            return False
+
+    def remove(self) -> None:
+        """Stop and delete the container; a container already gone is fine."""
+        remove_container(self.client, self.id)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    # ------------------------------------------------------------------ commands
+    def exec(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = 60.0,
+        stdin: bytes | None = None,
+        workdir: str = WORKSPACE,
+        max_output: int = OUTPUT_CAP,
+    ) -> ExecResult:
+        """Run `argv` in the container; its output (stdout and stderr merged) capped at
+        `max_output` bytes; past `timeout` seconds it is killed, process group and all."""
+        code, data, cut, timed_out = self._run(argv, timeout, stdin, workdir, max_output)
+        text = data.decode("utf-8", errors="replace")
+        if cut:
+            text += ("" if text.endswith("\n") else "\n") + TRUNCATED
+        return ExecResult(code, text, timed_out)
+
+    def run_shell(self, command: str, timeout: float = 60.0) -> ExecResult:
+        """`sh -c command` in /workspace."""
+        return self.exec(["sh", "-c", command], timeout=timeout)
+
+    def read_file(self, path: str, limit: int = 256_000) -> str:
+        """The text of a workspace file (at most `limit` bytes, then "[... truncated]")."""
+        _, data, _, _ = self._file_tool("read", path, limit=limit)
+        if len(data) > limit:
+            return data[:limit].decode("utf-8", errors="replace") + "\n" + TRUNCATED
+        return data.decode("utf-8", errors="replace")
+
+    def write_file(self, path: str, text: str) -> None:
+        """Write `text` (UTF-8) to a workspace file, creating its folders."""
+        self._file_tool("write", path, stdin=text.encode("utf-8"))
+
+    def list_dir(self, path: str = ".") -> list[str]:
+        """The names in a workspace folder, sorted; folders end with "/"."""
+        _, data, cut, _ = self._file_tool("list", path)
+        names = data.decode("utf-8", errors="replace").split("\0") if data else []
+        return [*names[:-1], TRUNCATED] if cut else names
+
+    def _file_tool(
+        self, op: str, path: str, *, limit: int = 0, stdin: bytes | None = None
+    ) -> tuple[int, bytes, bool, bool]:
+        shown = path or "."
+        inside = posixpath.normpath(posixpath.join(WORKSPACE, path or "."))
+        if inside != WORKSPACE and not inside.startswith(WORKSPACE + "/"):
+            raise WorkspaceError(
+                FILE_ERRORS[3].format(path=shown), hint="use a path inside the workspace"
+            )
+        argv = ["python3", "-I", "-S", "-c", FILE_TOOL, op, inside, str(limit)]
+        result = self._run(argv, 60.0, stdin, WORKSPACE, limit + 1 if op == "read" else LIST_CAP)
+        code, data, _, timed_out = result
+        if timed_out or code == -1:
+            raise WorkspaceError(f"the {op} of {shown} took over 60 s", hint="try a smaller file")
+        if code in FILE_ERRORS:
+            raise WorkspaceError(FILE_ERRORS[code].format(path=shown))
+        if code != 0:
+            detail = one_line(data.decode("utf-8", errors="replace"), 160) or f"exit {code}"
+            raise WorkspaceError(f"cannot {op} {shown}: {detail}")
+        return result
+
+    def _run(
+        self, argv: list[str], timeout: float, stdin: bytes | None, workdir: str, cap: int
+    ) -> tuple[int, bytes, bool, bool]:
+        """(exit code, output, cut, timed out) of `argv` under `timeout` in the container."""
+        if not argv:
+            raise ValueError("an empty command")
+        command = ["timeout", "-k", str(KILL_GRACE), f"{max(timeout, 0.001):.3f}", *argv]
+        api = self.client.api
+        with self._errors("running a command in the sandbox"):
+            exec_id = api.exec_create(self.id, command, stdin=stdin is not None, workdir=workdir)[
+                "Id"
+            ]
+            conn = api.exec_start(exec_id, socket=True)
+        sock: socket.socket = getattr(conn, "_sock", conn)
+        started = time.monotonic()
+        deadline = started + timeout + KILL_GRACE + HOST_SLACK
+        output = Output(cap)
+        hung_up = False
+        try:
+            if stdin is not None:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                sock.sendall(stdin)
+                sock.shutdown(socket.SHUT_WR)
+            while True:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                output.feed(chunk)
+                if output.seen > cap + DRAIN_LIMIT:
+                    hung_up = True  # a flood: the command's own timeout ends it
+                    break
+        except TimeoutError:
+            hung_up = True
+        except OSError as exc:
+            hang_up(conn, sock)
+            self._raise_if_broken(f"lost the output of a command ({one_line(exc, 80)})")
+            hung_up = True
+        finally:
+            hang_up(conn, sock)
+        killed = hung_up and self._kill(exec_id)
+        code = KILLED if killed else self._exit_code(exec_id, wait=2.0)
+        elapsed = time.monotonic() - started
+        timed_out = (code in (124, KILLED) and elapsed >= timeout) or (
+            code == -1 and not output.cut
+        )
+        return code, bytes(output.kept), output.cut, timed_out
+
+    def _kill(self, exec_id: str) -> bool:
+        """Kill an exec vb stopped listening to (an output flood, or its timeout did not end
+        it), with its process group: `timeout` leads one. Its pid in the container comes from
+        the host's /proc (NSpid); an engine on another machine leaves it to `timeout`. False
+        when it had ended already or could not be reached."""
+        with self._errors("stopping a command in the sandbox"):
+            state = self.client.api.exec_inspect(exec_id)
+        pid = container_pid(state.get("Pid") or 0) if state.get("Running") else None
+        if pid is None:
+            return False
+        with self._errors("stopping a command in the sandbox"):
+            kill = self.client.api.exec_create(self.id, ["sh", "-c", f"kill -KILL -{pid}"])
+            self.client.api.exec_start(kill["Id"])
+        return True
+
+    def _exit_code(self, exec_id: str, wait: float) -> int:
+        """The exec's exit code once it is over (its stream can end a moment before); -1 when
+        it still runs after `wait` seconds."""
+        end = time.monotonic() + wait
+        while True:
+            with self._errors("reading a command's exit code"):
+                state = self.client.api.exec_inspect(exec_id)
+            if not state.get("Running") and state.get("ExitCode") is not None:
+                return int(state["ExitCode"])
+            if time.monotonic() >= end:
+                return -1
+            time.sleep(0.01)
+
+    # ------------------------------------------------------------------ errors
+    def _errors(self, action: str) -> AbstractContextManager[None]:
+        """`docker_errors` for `action`, but a container that stopped or vanished is said so."""
+        return _container_errors(self, action)
+
+    def _raise_if_broken(self, fallback: str) -> None:
+        """A SandboxError saying what happened to the container, if anything did."""
+        from docker.errors import NotFound
+
+        with docker_errors("checking the sandbox container"):
+            try:
+                state = self.client.api.inspect_container(self.id)["State"]
+            except NotFound:
+                raise SandboxError(
+                    f"the sandbox container {self.name} is gone (removed outside vb)",
+                    hint="start a new session",
+                ) from None
+        if state.get("Running"):
+            return
+        if state.get("OOMKilled"):
+            raise SandboxError(
+                f"the sandbox container {self.name} was killed: out of memory",
+                hint="start a new session (vb session --memory for a larger limit)",
+            )
+        raise SandboxError(
+            f"the sandbox container {self.name} stopped (exit code {state.get('ExitCode')})",
+            hint="start a new session",
+        )
+
+
+@contextmanager
+def _container_errors(sandbox: Sandbox, action: str) -> Iterator[None]:
+    """Docker errors become SandboxError; a stopped or removed container (the usual cause of a
+    failing exec) is named as such rather than as the API's 409 or 404."""
+    from docker.errors import APIError
+
+    with docker_errors(action):
+        try:
+            yield
+        except APIError as exc:
+            if exc.status_code in (404, 409):
+                sandbox._raise_if_broken(action)
+            raise
+
+
+def _folders(workspace: Path, vault: Path) -> tuple[Path, Path]:
+    workspace, vault = workspace.resolve(), vault.resolve()
+    for label, folder in (("workspace", workspace), ("vault", vault)):
+        if not folder.is_dir():
+            raise SandboxError(f"the {label} {folder} is not a folder", hint="create it first")
+    if workspace == vault or vault.is_relative_to(workspace) or workspace.is_relative_to(vault):
+        raise SandboxError(
+            f"the workspace {workspace} and the vault {vault} overlap",
+            hint="the vault is mounted read-only: give the session a workspace outside it",
+        )
+    return workspace, vault
+
+
+def _prepare_workspace(workspace: Path) -> str:
+    """`container_user` for `workspace`; under root, an empty root-owned workspace is given to
+    1000:1000 (agent) so the container can write in it; a non-empty one is refused."""
+    user = container_user(workspace)
+    if os.getuid() == 0 and workspace.stat().st_uid == 0:
+        if any(workspace.iterdir()):
+            raise SandboxError(
+                f"the workspace {workspace} belongs to root, and the sandbox never runs as root",
+                hint=f"give it to a user (chown -R 1000:1000 {workspace}) or use an empty folder",
+            )
+        os.chown(workspace, *AGENT_USER)
+    return user
+
+
+def leftovers(client: Any, vault: Path) -> list[tuple[str, str]]:
+    """(container id, session id) of every container labelled for this vault, running or not,
+    oldest first: sessions a crashed host left behind."""
+    label = f"{LABEL_VAULT}={vault.resolve()}"
+    with docker_errors("listing the sandbox containers"):
+        found = client.api.containers(all=True, filters={"label": label})
+    found.sort(key=lambda item: item.get("Created", 0))
+    return [(item["Id"], (item.get("Labels") or {}).get(LABEL_SESSION, "")) for item in found]
+
+
+def remove_container(client: Any, container_id: str) -> None:
+    """Kill and delete a container; one already gone (or going) is not an error."""
+    from docker.errors import APIError, NotFound
+
+    with docker_errors(f"removing the sandbox container {container_id[:12]}"):
+        try:
+            client.api.remove_container(container_id, force=True)
+        except NotFound:
+            pass
+        except APIError as exc:
+            if exc.status_code != 409:  # 409: its removal is already in progress
+                raise

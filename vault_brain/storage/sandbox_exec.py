@@ -1,0 +1,118 @@
+"""The plumbing under `Sandbox.exec`: the exec stream's frames, hanging up on it, the pid a
+process has inside its container, and the file tools' program.
+
+`docker exec` without a terminal sends stdout and stderr as frames (an 8-byte header: stream,
+size; then the bytes). The SDK's own reader waits on the socket with no deadline; vb reads the
+raw socket itself with one, keeps the first bytes up to a cap and counts the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+from pathlib import Path
+from typing import Any
+
+HEADER = struct.Struct(">BxxxL")
+
+# The file tools, run as `python3 -I -S -c FILE_TOOL op path [limit]` inside the container.
+# Exit codes: 0 done, 2 no such file, 3 outside /workspace, 4 a folder, 5 not a folder,
+# 6 permission denied, 7 any other OSError (its text on stdout).
+FILE_TOOL = r"""
+import os, sys
+op, rel = sys.argv[1], sys.argv[2]
+root = "/workspace"
+path = os.path.realpath(os.path.join(root, rel))
+def fail(code, text=""):
+    sys.stdout.write(text)
+    sys.exit(code)
+if path != root and not path.startswith(root + "/"):
+    fail(3)
+try:
+    if op == "read":
+        with open(path, "rb") as f:
+            sys.stdout.buffer.write(f.read(int(sys.argv[3]) + 1))
+    elif op == "write":
+        data = sys.stdin.buffer.read()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    elif op == "list":
+        names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(path))
+        sys.stdout.write("\0".join(names))
+except FileNotFoundError:
+    fail(2)
+except IsADirectoryError:
+    fail(4)
+except NotADirectoryError:
+    fail(5)
+except PermissionError:
+    fail(6)
+except OSError as e:
+    fail(7, e.strerror or str(e))
+"""
+FILE_ERRORS = {
+    2: "no such file or folder in the workspace: {path}",
+    3: "{path} is outside /workspace",
+    4: "{path} is a folder",
+    5: "{path} is not a folder",
+    6: "permission denied: {path}",
+}
+
+
+class Output:
+    """The exec stream's frames (8-byte header: stream, size) to bytes, kept up to `cap`."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.kept = bytearray()
+        self.seen = 0
+        self.cut = False
+        self._header = b""
+        self._left = 0
+
+    def feed(self, data: bytes) -> None:
+        i = 0
+        while i < len(data):
+            if self._left == 0:
+                take = min(HEADER.size - len(self._header), len(data) - i)
+                self._header += data[i : i + take]
+                i += take
+                if len(self._header) == HEADER.size:
+                    self._left = HEADER.unpack(self._header)[1]
+                    self._header = b""
+                continue
+            payload = data[i : i + min(self._left, len(data) - i)]
+            self._left -= len(payload)
+            i += len(payload)
+            self.seen += len(payload)
+            room = self.cap - len(self.kept)
+            if len(payload) > room:
+                self.cut = True
+            self.kept += payload[: max(room, 0)]
+
+
+def hang_up(conn: Any, sock: socket.socket) -> None:
+    """Close the exec's connection for good: a bare `close()` leaves the socket open while the
+    SDK's response object holds it, and the daemon then blocks writing to it for ever (every
+    later exec in that container with it)."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
+    with contextlib.suppress(OSError):
+        conn.close()
+
+
+def container_pid(host_pid: int) -> int | None:
+    """The pid in its own namespace of host process `host_pid` (the last NSpid field)."""
+    try:
+        status = Path(f"/proc/{host_pid}/status").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            fields = line.split()
+            return int(fields[-1]) if len(fields) > 2 else None  # one field: no own namespace
+    return None
