@@ -49,7 +49,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "maintain",
         "strategy",
     ),
-    "Sessions": ("loop", "flush", "compact", "sessions", "tasks"),
+    "Sessions": ("session", "loop", "flush", "compact", "sessions", "tasks"),
     "Integrations": ("mcp", "serve", "hooks", "hook"),
 }
 
@@ -164,6 +164,7 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(("loop", "flush", "compact", "sessions"), "sessions"),
     "tasks": "tasks",
+    "session": "session",
     **dict.fromkeys(("mcp", "serve", "hooks", "hook"), "integrations"),
 }
 _ROOT_VALUE_OPTIONS = ("--vault", "-V")

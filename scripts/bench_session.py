@@ -1,0 +1,138 @@
+"""Benchmark `vb session` (issue 12 targets, with the sandbox image built): time from
+`vb session` to its first prompt (<= 3 s), and the host's overhead per turn, the model's and
+the container's time excluded (<= 100 ms).
+
+    .venv/bin/python scripts/bench_session.py --notes 1000 --turns 20
+
+The model is the project's fake Chat Completions server (tests/fake_llm_server.py), which
+answers at once: each turn calls memory_search and run_command, then answers. Needs a
+running Docker engine. Prints one JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+import gen_vault  # noqa: E402
+from bench_common import log, percentile  # noqa: E402
+
+from fake_llm_server import FakeLLMServer, completion  # noqa: E402
+
+TARGETS = {"first_prompt_s": 3.0, "turn_overhead_ms_p50": 100.0}
+
+
+def scripted(body: dict[str, Any]) -> dict[str, Any]:
+    """A tool round for each user message, then an answer."""
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return completion("Done: the survey runs in March.")
+    n = sum(1 for m in messages if m["role"] == "user")
+    calls = [
+        ("memory_search", {"query": "survey schedule"}),
+        ("run_command", {"command": "date > last-run.txt"}),
+    ]
+    return completion(
+        None,
+        tool_calls=[
+            {
+                "id": f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for i, (name, args) in enumerate(calls)
+        ],
+    )
+
+
+def first_prompt(vault: Path, workspace: Path, env: dict[str, str]) -> float:
+    """Seconds from starting `vb session` to its ready line (then /quit)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_brain", "--vault", str(vault), "session",
+         "--workspace", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert proc.stderr is not None and proc.stdin is not None
+    for line in proc.stderr:
+        if "/help for commands" in line:
+            break
+    ready = time.perf_counter() - started
+    proc.stdin.write("/quit\n")
+    proc.stdin.close()
+    proc.wait(timeout=120)
+    return ready
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--notes", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--starts", type=int, default=3)
+    args = parser.parse_args()
+
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.session import SessionRunner
+    from vault_brain.app.vault import Vault
+    from vault_brain.storage.env import Environment
+    from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
+
+    server = FakeLLMServer().start()
+    server.max_requests = 10**9
+    server.responder = scripted
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "VB_VAULT"},
+        "VB_LLM_BASE_URL": server.base_url,
+        "VB_LLM_MODEL": "test-model",
+        "VB_LLM_API_KEY": "test-key",
+    }
+    results: dict[str, Any] = {"notes": args.notes, "turns": args.turns}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            vault, workspace = Path(tmp) / "vault", Path(tmp) / "work"
+            workspace.mkdir()
+            gen_vault.generate(vault, args.notes, seed=7)
+            subprocess.run([*gen_vault.vb_command(), "--vault", str(vault), "memory-file"],
+                           check=True, capture_output=True, env=env)  # fmt: skip
+            for git in (["add", "-A"], ["commit", "-qm", "generated"]):
+                subprocess.run(["git", *git], cwd=vault, check=True, capture_output=True)
+            client = docker_client()
+            image = ensure_image(client)
+            starts = [first_prompt(vault, workspace, env) for _ in range(args.starts)]
+            results["first_prompt_s"] = round(percentile(starts, 50), 3)
+            log(f"first prompt: {starts}")
+
+            opened = Vault.open(vault, Environment(env))
+            api = MemoryAPI.live(opened, "bench-session", source="session")
+            llm = api.vault.llm()
+            assert llm is not None
+            box = Sandbox.start(client, image, workspace=workspace, vault=vault, session="bench")
+            runner = SessionRunner(api, llm, box, "bench-session", lambda text: None)
+            try:
+                for n in range(args.turns):
+                    runner.turn(f"when does the survey run? ({n})")
+            finally:
+                box.remove()
+                api.close()
+            overheads = [s * 1000 for s in runner.overheads[1:]]  # the first warms caches
+            results["turn_overhead_ms_p50"] = round(percentile(overheads, 50), 1)
+            results["turn_overhead_ms_p95"] = round(percentile(overheads, 95), 1)
+            log(f"host overhead per turn: p50 {results['turn_overhead_ms_p50']} ms")
+    finally:
+        server.stop()
+    results["met"] = {k: results[k] <= v for k, v in TARGETS.items()}
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

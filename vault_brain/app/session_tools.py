@@ -1,0 +1,156 @@
+"""The built-in agent's tools: memory tools (the memory API, on the host, as the MCP server
+offers them) and workspace tools (in the session's container, through `docker exec`).
+
+Each tool returns text for the model; a failure is text too (the model reads what went
+wrong), except a sandbox that is gone, which ends the session (`SandboxGone`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vault_brain.app.results import to_json
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.notes import Filters
+
+if TYPE_CHECKING:
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.storage.sandbox import Sandbox
+
+MAX_RESULT_CHARS = 16_000
+
+
+class SandboxGone(VaultBrainError):
+    """The session's container stopped (Docker stopped, the container crashed or was killed)."""
+
+
+def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+_STR = {"type": "string"}
+SPECS = [
+    _fn(
+        "memory_search",
+        "Search long-term memory (notes about people, projects, preferences, past sessions). "
+        "Do this before answering questions about them.",
+        {"query": _STR, "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
+        ["query"],
+    ),
+    _fn(
+        "memory_retrieve",
+        "Read one memory in full by the id a search returned.",
+        {"id": _STR},
+        ["id"],
+    ),
+    _fn(
+        "memory_store",
+        "Store a durable fact as a memory (never secrets, commands or code).",
+        {
+            "title": _STR,
+            "content": _STR,
+            "category": {"type": "string", "enum": ["people", "projects", "preferences"]},
+        },
+        ["title", "content", "category"],
+    ),
+    _fn(
+        "memory_update",
+        "Replace the body of a memory (by id) with corrected content.",
+        {"id": _STR, "content": _STR},
+        ["id", "content"],
+    ),
+    _fn(
+        "run_command",
+        "Run a shell command in the workspace (/workspace, no network); returns its exit "
+        "code and output.",
+        {"command": _STR, "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 600}},
+        ["command"],
+    ),
+    _fn("read_file", "Read a text file of the workspace.", {"path": _STR}, ["path"]),
+    _fn(
+        "write_file",
+        "Write a text file in the workspace (folders are created).",
+        {"path": _STR, "content": _STR},
+        ["path", "content"],
+    ),
+    _fn("list_files", "List a folder of the workspace.", {"path": _STR}, []),
+]
+WORKSPACE_TOOLS = frozenset({"run_command", "read_file", "write_file", "list_files"})
+
+
+@dataclass
+class Outcome:
+    text: str
+    ok: bool
+
+
+def _json(result: Any) -> str:
+    return json.dumps(to_json(result), ensure_ascii=False)
+
+
+class Tools:
+    def __init__(self, api: MemoryAPI, sandbox: Sandbox) -> None:
+        self.api, self.sandbox = api, sandbox
+        self._memory: dict[str, Callable[[dict[str, Any]], str]] = {
+            "memory_search": lambda a: _json(
+                self.api.search(str(a["query"]), int(a.get("limit") or 5), Filters())
+            ),
+            "memory_retrieve": lambda a: _json(self.api.retrieve(str(a["id"]))),
+            "memory_store": lambda a: _json(
+                self.api.add("entity", str(a["title"]), str(a["content"]), a.get("category"))
+            ),
+            "memory_update": lambda a: _json(
+                self.api.update(str(a["id"]), content=str(a["content"]))
+            ),
+        }
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        """Run one tool call; what it returned (or why it failed), for the model."""
+        from vault_brain.storage.sandbox import SandboxError, WorkspaceError  # lazy: start-up
+
+        try:
+            if name in self._memory:
+                return Outcome(_clip(self._memory[name](arguments)), True)
+            if name in WORKSPACE_TOOLS:
+                return self._workspace(name, arguments)
+            return Outcome(f"error: no tool named {name!r}", False)
+        except WorkspaceError as exc:  # the agent's mistake (no such file, outside /workspace)
+            return Outcome(f"error: {exc.one_line()}", False)
+        except SandboxError as exc:  # the sandbox itself: gone, stopped, out of memory
+            raise SandboxGone(exc.message, hint=exc.hint) from None
+        except VaultBrainError as exc:
+            return Outcome(f"error: {exc.one_line()}", False)
+        except (KeyError, TypeError, ValueError) as exc:
+            return Outcome(f"error: bad arguments for {name}: {exc}", False)
+
+    def _workspace(self, name: str, a: dict[str, Any]) -> Outcome:
+        box = self.sandbox
+        if name == "run_command":
+            timeout = float(a.get("timeout_seconds") or 60)
+            run = box.run_shell(str(a["command"]), timeout=timeout)
+            note = " (timed out)" if run.timed_out else ""
+            return Outcome(
+                _clip(f"exit code {run.exit_code}{note}\n{run.output}"), run.exit_code == 0
+            )
+        if name == "read_file":
+            return Outcome(_clip(box.read_file(str(a["path"]))), True)
+        if name == "write_file":
+            box.write_file(str(a["path"]), str(a["content"]))
+            return Outcome(f"wrote {a['path']}", True)
+        return Outcome("\n".join(box.list_dir(str(a.get("path") or "."))) or "(empty)", True)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    return text[:MAX_RESULT_CHARS] + f"\n[... {len(text) - MAX_RESULT_CHARS} more characters]"

@@ -1,0 +1,126 @@
+"""vb session: talk to an agent that remembers, its workspace tools in a Docker sandbox."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vault_brain.domain.errors import UsageError
+from vault_brain.interfaces.cli.app import app, state
+
+AGENTS = ("builtin", "opencode")
+
+
+def _read_line(prompt: str) -> Callable[[float | None], str | None]:
+    """A line reader honouring the time left: `input()` on a terminal (line editing), the
+    next line of stdin otherwise; None at the end of input or when the time is up."""
+    import select
+
+    def read(left: float | None) -> str | None:
+        if sys.stdin.isatty():
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+        if left is not None:
+            ready, _, _ = select.select([sys.stdin], [], [], max(left, 0))
+            if not ready:
+                return None
+        line = sys.stdin.readline()
+        return line if line else None
+
+    return read
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+@app.command()
+def session(
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="builtin: the agent loop runs on the host, its workspace tools in the "
+            "sandbox (opencode: not available yet).",
+        ),
+    ] = "builtin",
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="The folder the agent works in (mounted read-write at /workspace); default: here.",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.1, help="End the session after this many minutes."),
+    ] = None,
+    build: Annotated[
+        bool,
+        typer.Option("--build", help="Build the sandbox image again (and stop there)."),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="A local Docker image to build the sandbox from (default: a Debian base "
+            "made with debootstrap, no registry needed).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Talk to an agent that remembers, its tools sandboxed in Docker.
+
+    Workspace tools (commands, files) run in a container through docker exec. The sandbox has no network, no capabilities, a read-only root and the vault read-only;
+    no key or vb configuration is ever inside it. /good /bad /status /compact /quit /help
+    are handled by vb. At the end the transcript is flushed into memory and the vault
+    committed with a one-line summary."""
+    from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
+    from vault_brain.app.session import SessionRunner, check_model, recover
+    from vault_brain.app.vault import Vault
+    from vault_brain.domain.sessions import new_session_id
+    from vault_brain.domain.text import check_choice
+    from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
+
+    if check_choice(agent, AGENTS, "agent") == "opencode":
+        raise UsageError(
+            "--agent opencode is not available yet", hint="use the built-in agent (the default)"
+        )
+    where = (workspace or Path.cwd()).expanduser().resolve()
+    if not where.is_dir():
+        raise UsageError(f"no such folder: {where}", hint="give --workspace an existing folder")
+    st = state()
+    vault = Vault.open(st.vault, st.env)
+    client = docker_client()
+    image = ensure_image(client, base=base, rebuild=build, say=_err)
+    if build:
+        _say(f"sandbox image {image} ready")
+        return
+    session_id = new_session_id("session")
+    api = MemoryAPI.live(vault, session_id, source="session")
+    llm = check_model(api)
+    recover(api, client, vault.root, _err)
+    api.memory_file()
+    api.commit(f"vb session {session_id}: vault changes before the session", "session")
+    sandbox = Sandbox.start(client, image, workspace=where, vault=vault.root, session=session_id)
+    _err(f"vb session {session_id}: workspace {where} (/help for commands)")
+    runner = SessionRunner(api, llm, sandbox, session_id, _say)
+    try:
+        report = runner.run(_read_line("> "), timeout * 60 if timeout else None)
+    finally:
+        api.close()
+    turns = f"{report.turns} turn{'' if report.turns == 1 else 's'}"
+    _err(
+        f"vb session {session_id} ended ({report.reason}): {turns}, "
+        f"{report.flushed} notes from the flush; {report.commit}"
+    )
