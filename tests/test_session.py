@@ -178,3 +178,14 @@ def test_a_killed_host_is_recovered_at_the_next_start(
 def records_of(vault: Path, session: str) -> list[dict[str, Any]]:
     path = vault / "sessions" / f"{session}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_config_file_inside_the_workspace_is_refused(setup: tuple[Path, Path]) -> None:
+    vault, workspace = setup
+    config = workspace / "vb.toml"
+    config.write_text('[llm]\nmodel = "m"\nbase_url = "http://127.0.0.1:9"\napi_key = "sk-x"\n')
+    res = run_vb(
+        "--vault", str(vault), "session", "--workspace", str(workspace),
+        env={"VB_CONFIG": str(config)},
+    )  # fmt: skip
+    assert res.exit_code == 2 and "the agent could read its key" in res.stderr

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -41,6 +41,21 @@ def _say(text: str) -> None:
 
 def _err(text: str) -> None:
     sys.stderr.write(text + "\n")
+
+
+def _keep_config_out(env: Mapping[str, str], *mounted: Path) -> None:
+    """vb's config file may hold the model's key: it must not be in a folder the sandbox
+    mounts."""
+    from vault_brain.storage.llm_config import default_config_path
+
+    config = default_config_path(env).resolve()
+    for folder in mounted:
+        if config.exists() and config.is_relative_to(folder):
+            raise UsageError(
+                f"vb's config file {config} is inside {folder}, which the sandbox mounts: "
+                "the agent could read its key",
+                hint="move the file out (and point VB_CONFIG at it) or choose another folder",
+            )
 
 
 @app.command()
@@ -81,8 +96,9 @@ def session(
 ) -> None:
     """Talk to an agent that remembers, its tools sandboxed in Docker.
 
-    Workspace tools (commands, files) run in a container through docker exec. The sandbox has no network, no capabilities, a read-only root and the vault read-only;
-    no key or vb configuration is ever inside it. /good /bad /status /compact /quit /help
+    Workspace tools (commands, files) run in a container through docker exec. The sandbox
+    has no network, no capabilities, a read-only root and the vault read-only; no key or vb
+    configuration is ever inside it. /good /bad /status /compact /quit /help
     are handled by vb. At the end the transcript is flushed into memory and the vault
     committed with a one-line summary."""
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
@@ -101,6 +117,7 @@ def session(
         raise UsageError(f"no such folder: {where}", hint="give --workspace an existing folder")
     st = state()
     vault = Vault.open(st.vault, st.env)
+    _keep_config_out(st.env.values, where, vault.root)
     client = docker_client()
     image = ensure_image(client, base=base, rebuild=build, say=_err)
     if build:
