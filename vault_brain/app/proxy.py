@@ -2,21 +2,23 @@
 turn written after the response, and each conversation's rolling summary.
 
 `ProxyAPI` is the memory API as the proxy holds it: live, for many conversations at once
-(each call names its conversation). Its calls do not reconcile the index with the files:
-an `IndexKeeper` does that on its own thread every couple of seconds, so that no request
-waits for the walk over the files (at 10k notes it takes longer than the search itself).
-A note edited by hand is seen within `RECONCILE_EVERY` seconds; what the proxy writes
-itself is re-indexed as it is written.
+(each call names its conversation). Its calls do not reconcile the index with the files
+(at 10k notes the walk over the files takes longer than the search itself): an
+`IndexKeeper` watches the vault (watchdog, as `vb watch` does) and indexes what changed on
+a thread of its own, and before each read it makes sure that every change made to the
+files before the read began is indexed: a note edited by hand, or by another vb process,
+is seen by the next request.
 
-The read path writes nothing: the retrieval is recorded (access counters and a
-`retrieval` line for credit) with the turn, after the response, in one transaction with
-the user's and the assistant's records.
+The read path writes nothing: the retrieval is recorded (a `retrieval` line for credit)
+with the turn, after the response, in one transaction with the user's and the assistant's
+records; the notes' access counters follow in batches (`app.turns`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,13 +38,15 @@ from vault_brain.domain.sessions import MESSAGE_TYPES, check_session_id, record_
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import content_words, unique
 from vault_brain.storage.events import refused
+from vault_brain.storage.index.watch import VaultWatch
 from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transcript import append, read_records
 
 log = logging.getLogger("vault_brain.serve")
 
 SOURCE = "serve"
-RECONCILE_EVERY = 2.0  # seconds between the IndexKeeper's reconciles
+DEBOUNCE = 0.3  # seconds the IndexKeeper lets changes settle (vb's own writes index themselves)
+SETTLE_TIMEOUT = 2.0  # seconds a read waits for the watcher before reconciling instead
 POOL_FACTOR = 3  # search hits considered per memory injected (MMR picks among them)
 SUMMARY_WORDS = 120
 
@@ -149,10 +153,11 @@ def recall(
     return Recall(query, chosen, message, used, left_out)
 
 
-def record_turn(vault: Vault, turn: Turn) -> TurnResult:
+def record_turn(vault: Vault, turn: Turn, counters: bool = True) -> TurnResult:
     """Append the turn to the transcript: its input messages, the retrieval of the memories
-    injected (access counters and a `retrieval` record, so feedback credits them), then the
-    reply, in one transaction. A turn whose key the transcript holds is not written again."""
+    injected (a `retrieval` record, so feedback credits them, and with `counters` the
+    notes' access counters), then the reply, in one transaction. A turn whose key the
+    transcript holds is not written again."""
     check_session_id(turn.session)
     path = vault.paths.transcript(turn.session)
     if any(r.get("key") == turn.key for r in read_records(path)):
@@ -171,11 +176,13 @@ def record_turn(vault: Vault, turn: Turn) -> TurnResult:
             if anchor is not None:
                 extra["for_message"] = anchor
             written.append(
-                record_retrieval(vault, turn.session, turn.query, turn.memories, SOURCE, extra, tx)
+                record_retrieval(
+                    vault, turn.session, turn.query, turn.memories, SOURCE, extra, tx, counters
+                )
             )
         written += append(vault.paths, turn.session, replies, tx=tx)
-    # (the notes' new access counters reach the index with the IndexKeeper's next
-    # reconcile: one index commit for many turns, not one per turn)
+    # (counters written here reach the index through the IndexKeeper, which sees the files
+    # change)
     return TurnResult(turn.session, written)
 
 
@@ -277,6 +284,11 @@ class ProxyAPI(MemoryAPI):
         with self._use("skip") as vault:
             vault.reconcile(force=True)
 
+    def reindex(self, rels: list[str]) -> None:
+        """Index these paths again (those a watcher saw change)."""
+        with self._use("skip") as vault:
+            vault.index.refresh(rels)
+
     def warm_up(self) -> None:
         """Reconcile, open the searcher and load the token counter before the first request."""
         super().warm_up()
@@ -299,11 +311,19 @@ class ProxyAPI(MemoryAPI):
                 agent.check_write(scope)
         return scopes
 
-    def record_turn(self, turn: Turn) -> TurnResult:
+    def record_turn(self, turn: Turn, counters: bool = True) -> TurnResult:
         if self.agent is not None and self.agent.writable() == []:
             return TurnResult(turn.session, [])  # a skill agent writes nothing
         with self._use() as vault:
-            return record_turn(vault, turn)
+            return record_turn(vault, turn, counters)
+
+    def record_access(self, accessed: dict[str, tuple[int, str]]) -> list[str]:
+        """Add to the notes' access counters: path -> (how many retrievals, when the last
+        was); returns the paths that could not be written (gone, or not editable)."""
+        from vault_brain.app.credit import record_access  # lazy: start-up
+
+        with self._use() as vault:
+            return record_access(vault, accessed)
 
     def roll_summary(self, session: str) -> str | None:
         with self._use() as vault:
@@ -315,25 +335,94 @@ class ProxyAPI(MemoryAPI):
 
 
 class IndexKeeper:
-    """Reconciles the index with the files every `every` seconds on a thread of its own
-    (with its own `ProxyAPI`), for the proxy's requests, which do not."""
+    """Keeps the index in line with the files for the proxy's reads, which do not reconcile.
 
-    def __init__(self, api: ProxyAPI, every: float = RECONCILE_EVERY) -> None:
-        self.api, self.every = api, every
+    A watchdog watcher (`storage.index.watch.VaultWatch`) reports which files changed; a
+    thread of the keeper's own (with its own `ProxyAPI`) indexes them once a burst of
+    changes has settled, and `settle()`, called before each read, first waits for the
+    watcher to report every change made before it, then indexes what is still pending
+    itself: a change that lands between an event and a read is still seen. Where the
+    system gives no watcher (e.g. inotify's limit is reached), or a read waits for it in
+    vain, `settle()` reconciles (a walk over the files) instead: slower, never stale."""
+
+    def __init__(
+        self,
+        api: ProxyAPI,
+        debounce: float = DEBOUNCE,
+        settle_timeout: float = SETTLE_TIMEOUT,
+    ) -> None:
+        self.api, self.debounce, self.settle_timeout = api, debounce, settle_timeout
+        self._apply_lock = threading.Lock()
         self._stop = threading.Event()
+        self.watch: VaultWatch | None = VaultWatch(api.vault.paths)
+        try:
+            self.watch.start()
+        except OSError as exc:
+            log.warning(
+                "cannot watch the vault (%s): each request reconciles the index first (slower)",
+                exc,
+            )
+            self.watch.stop()
+            self.watch = None
+        self.api.reconcile_now()  # once watching has begun: no change made meanwhile is missed
         self._thread = threading.Thread(target=self._run, name="vb-serve-index", daemon=True)
         self._thread.start()
 
+    def settle(self) -> None:
+        """Return once every change made to the files before the call is in the index (as
+        far as the index can be written: a locked one is written by the next read)."""
+        if self.watch is None:
+            self._apply(full=True)
+            return
+        if not self.watch.sync(self.settle_timeout):
+            log.warning("the vault's watcher did not answer in time: reconciling instead")
+            self.watch.lost_events()
+        self._apply()
+
     def _run(self) -> None:
-        while not self._stop.wait(self.every):
+        while not self._stop.wait(self.debounce):
+            if self.watch is None:
+                continue
+            state = self.watch.state
+            with state.lock:
+                due = (state.pending or state.full) and (
+                    time.monotonic() - state.last_event >= self.debounce
+                )
+            if due and not self._apply():
+                self._stop.wait(1.0)  # e.g. a locked index: try again in a moment
+
+    def _apply(self, full: bool = False) -> bool:
+        """Index what the watcher reported (everything, with `full` or after lost events);
+        False when the index could not be written (what was pending stays pending)."""
+        with self._apply_lock:
+            batch: set[str] = set()
+            if self.watch is not None:
+                state = self.watch.state
+                with state.lock:
+                    batch, full = state.pending, state.full or full
+                    state.pending, state.full = set(), False
+            if not batch and not full:
+                return True
             try:
-                self.api.reconcile_now()
-            except VaultBrainError as exc:  # e.g. the index locked by a rebuild: next time
-                log.warning("index not reconciled: %s", exc.one_line())
-            except Exception:  # a bug: say so, and keep serving
-                log.exception("index not reconciled (internal error)")
+                if full:
+                    self.api.reconcile_now()
+                else:
+                    self.api.reindex(sorted(batch))
+            except Exception as exc:  # e.g. the index locked by a rebuild: next time
+                if self.watch is not None:
+                    with self.watch.state.lock:
+                        self.watch.state.pending.update(batch)
+                        self.watch.state.full = self.watch.state.full or full
+                if isinstance(exc, VaultBrainError):
+                    log.warning("index not brought up to date: %s", exc.one_line())
+                else:  # a bug: say so, and keep serving
+                    log.exception("index not brought up to date (internal error)")
+                return False
+            return True
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
+        if self.watch is not None:
+            self.watch.stop()
         self.api.close()

@@ -70,6 +70,25 @@ def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
     return found
 
 
+def unchanged(paths: VaultPaths, rels: list[str], files: dict[str, list[int]]) -> bool:
+    """True when the manifest's `files` hold these notes as they are on disk (and none of
+    those gone)."""
+    real_root = os.path.realpath(paths.root)
+    for rel in rels:
+        full = paths.note(rel)
+        try:
+            readable = full.is_file() and not (
+                full.is_symlink() and not inside_vault(str(full), real_root)
+            )
+            st = full.stat() if readable else None
+        except OSError:
+            st = None
+        row = files.get(rel)
+        if (row is not None) if st is None else (row != [st.st_mtime_ns, st.st_size]):
+            return False
+    return True
+
+
 def inside_vault(path: str, real_root: str) -> bool:
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root + os.sep)

@@ -1,0 +1,71 @@
+"""`vb serve` never answers from a stale index: a note changed on disk (in place, by an
+editor's atomic save, created in a new folder, deleted) is what the very next request
+retrieves, with no wait in between. The proxy's reads do not walk the vault; a watcher
+reports changes and each read first waits for it to have reported every earlier one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from test_serve import serving
+
+from fake_llm_server import FakeLLMServer, completion
+
+ROUNDS = 40
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeLLMServer]:
+    server = FakeLLMServer().start()
+    server.max_requests = 10**6
+    server.responder = lambda body: completion("Noted.")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def injected(client: httpx2.Client, url: str, question: str) -> list[str]:
+    """The ids of the notes the proxy injects for `question` (its X-VB-Memory-Ids)."""
+    body = {"model": "m", "messages": [{"role": "user", "content": question}]}
+    response = client.post(f"{url}/chat/completions", json=body)
+    response.raise_for_status()
+    header = response.headers["x-vb-memory-ids"]
+    return header.split(",") if header else []
+
+
+def note_text(word: str) -> str:
+    return f"---\ntitle: Gus\n---\nGus keeps a {word} in the garden shed.\n"
+
+
+def test_an_edit_is_seen_by_the_very_next_request(vault: Path, upstream: FakeLLMServer) -> None:
+    note = vault / "entities/people/gus.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(note_text("wheelbarrow"), encoding="utf-8")
+    with serving(vault, upstream) as proxy, httpx2.Client(timeout=30) as client:
+        assert injected(client, proxy.url, "wheelbarrow") == ["entity-people-gus"]
+        for n in range(ROUNDS):
+            old, new = f"zorblax{n}", f"zorblax{n + 1}"
+            if n % 2:  # an editor's atomic save
+                tmp = note.with_name(f".{note.name}.tmp")
+                tmp.write_text(note_text(new), encoding="utf-8")
+                os.replace(tmp, note)
+            else:  # written in place
+                note.write_text(note_text(new), encoding="utf-8")
+            assert injected(client, proxy.url, f"where is the {new}?") == ["entity-people-gus"]
+            if n:
+                assert injected(client, proxy.url, f"where is the {old}?") == []
+        # a note in a folder that did not exist, then the folder gone
+        folder = vault / "entities/projects/shed"
+        folder.mkdir(parents=True)
+        (folder / "plan.md").write_text("---\ntitle: Plan\n---\nA quokkafrost plan.\n")
+        assert injected(client, proxy.url, "quokkafrost") == ["entity-projects-plan"]
+        shutil.rmtree(folder)
+        assert injected(client, proxy.url, "quokkafrost") == []
+        note.unlink()
+        assert injected(client, proxy.url, f"where is the zorblax{ROUNDS}?") == []
