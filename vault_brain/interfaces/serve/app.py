@@ -94,14 +94,15 @@ class Proxy:
         self.reader = open_api()
         self.writer = TurnWriter(open_api(), open_api(), self._summarized, idle=config.capture_idle)
         self.client: httpx2.AsyncClient | None = None
+        self.keeper: IndexKeeper | None = None
         self._summaries: OrderedDict[str, str] = OrderedDict()
         self._summaries_lock = threading.Lock()
 
     # -- life cycle --------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        keeper = self.keeper = await run_in_threadpool(IndexKeeper, self.open_api())
         await run_in_threadpool(self.reader.warm_up)
-        keeper = IndexKeeper(self.open_api())
         timeout = httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
         limits = httpx2.Limits(max_connections=256, max_keepalive_connections=64)
         async with httpx2.AsyncClient(timeout=timeout, limits=limits) as client:
@@ -135,6 +136,8 @@ class Proxy:
         """The memories for the latest user message and the conversation's summary, from
         the conversation's scopes and global."""
         summary = self._summary(session)
+        assert self.keeper is not None
+        self.keeper.settle()  # every change made to the files so far is in the index
         return self.reader.recall(f"{latest}\n{summary}" if summary else latest, k, scopes)
 
     # -- requests ------------------------------------------------------------------------------
@@ -171,6 +174,18 @@ class Proxy:
         denied = self._denied(request)
         if denied is not None:
             return denied
+        answered = self.writer.answering()  # the work after earlier responses waits
+        try:
+            response = await self._chat(request, answered)
+        except BaseException:
+            answered()
+            raise
+        if not isinstance(response, Relay | _ThenRecord):  # (those call it when sent)
+            answered()
+        return response
+
+    async def _chat(self, request: Request, answered: Callable[[], None]) -> Response:
+        """`chat`; `answered` is called once the answer is on its way (or failed)."""
         assert self.client is not None
         raw = await request.body()
         body = parse_json(raw)
@@ -221,18 +236,23 @@ class Proxy:
         ids = ",".join(quote(m.id, safe="") for m in recall.memories)
         extra = {"x-vb-memory-ids": ids, "x-vb-session": session}
         if not 200 <= response.status_code < 300:  # the upstream's error, as it is: no turn
-            return Relay(response, extra)
+            return Relay(response, extra, on_end=lambda completed: answered())
         if "text/event-stream" in response.headers.get("content-type", ""):
             reader = StreamReader()
 
+            def chunk(data: bytes) -> None:
+                answered()  # the first token is on its way
+                reader.feed(data)
+
             def ended(completed: bool) -> None:
+                answered()
                 # a client may hang up as soon as it has the finish (before the upstream
                 # closes): the reply is whole all the same
                 turn.replies = reader.records(incomplete=not (completed or reader.done))
                 self.writer.submit(turn, held=True)
 
             self.writer.hold()
-            return Relay(response, extra, reader.feed, ended)
+            return Relay(response, extra, chunk, ended)
         try:
             data_raw = await response.aread()
         except httpx2.HTTPError as exc:
@@ -245,7 +265,12 @@ class Proxy:
             data["memory_hits"] = [to_json(m) for m in recall.memories]
             data_raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
         self.writer.hold()
-        return _buffered(response, data_raw, extra, lambda: self.writer.submit(turn, held=True))
+
+        def sent() -> None:
+            answered()
+            self.writer.submit(turn, held=True)
+
+        return _buffered(response, data_raw, extra, sent)
 
     async def passthrough(self, request: Request) -> Response:
         denied = self._denied(request)
