@@ -150,6 +150,7 @@ class MemoryAPI(SessionsAndTasks):
                 self.access.record(old, wait=False)
             old.index.close()
             self._vault = Vault(old.paths, old.env)
+            self._vault.writing, self._vault.indexed = old.writing, old.indexed
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:

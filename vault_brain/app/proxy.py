@@ -47,6 +47,7 @@ log = logging.getLogger("vault_brain.serve")
 SOURCE = "serve"
 DEBOUNCE = 0.3  # seconds the IndexKeeper lets changes settle (vb's own writes index themselves)
 SETTLE_TIMEOUT = 2.0  # seconds a read waits for the watcher before reconciling instead
+IN_FLIGHT_AT_MOST = 10.0  # seconds a write of vb serve's own may keep reads from its paths
 POOL_FACTOR = 3  # search hits considered per memory injected (MMR picks among them)
 SUMMARY_WORDS = 120
 
@@ -354,6 +355,9 @@ class IndexKeeper:
         self.api, self.debounce, self.settle_timeout = api, debounce, settle_timeout
         self._apply_lock = threading.Lock()
         self._stop = threading.Event()
+        # path -> (writes of vb serve's own under way, until when they may hold reads)
+        self._in_flight: dict[str, tuple[int, float]] = {}
+        self._flight_lock = threading.Lock()
         self.watch: VaultWatch | None = VaultWatch(api.vault.paths)
         try:
             self.watch.start()
@@ -379,28 +383,48 @@ class IndexKeeper:
             self.watch.lost_events()
         self._apply()
 
+    def writing(self, rels: list[str]) -> None:
+        """vb serve itself is about to write these paths, and indexes them once written
+        (`indexed`): until then, reads do not wait for them (a write still under way did
+        not happen before the read; see `Vault.writing`)."""
+        until = time.monotonic() + IN_FLIGHT_AT_MOST
+        with self._flight_lock:
+            for rel in rels:
+                self._in_flight[rel] = (self._in_flight.get(rel, (0, 0.0))[0] + 1, until)
+
+    def indexed(self, rels: list[str]) -> None:
+        """vb serve's own write of these paths is indexed (or failed to be)."""
+        with self._flight_lock:
+            for rel in rels:
+                count, until = self._in_flight.pop(rel, (0, 0.0))
+                if count > 1:
+                    self._in_flight[rel] = (count - 1, until)
+
+    def _held(self, batch: set[str]) -> set[str]:
+        """The paths of `batch` that a write of vb serve's own is still writing."""
+        now = time.monotonic()
+        with self._flight_lock:
+            return {r for r in batch if self._in_flight.get(r, (0, 0.0))[1] > now}
+
     def _run(self) -> None:
         while not self._stop.wait(self.debounce):
-            if self.watch is None:
-                continue
-            state = self.watch.state
-            with state.lock:
-                due = (state.pending or state.full) and (
-                    time.monotonic() - state.last_event >= self.debounce
-                )
-            if due and not self._apply():
+            busy = self.watch is not None and self.watch.state.due(self.debounce)
+            if busy and not self._apply():
                 self._stop.wait(1.0)  # e.g. a locked index: try again in a moment
 
     def _apply(self, full: bool = False) -> bool:
-        """Index what the watcher reported (everything, with `full` or after lost events);
-        False when the index could not be written (what was pending stays pending)."""
+        """Index what the watcher reported (everything, with `full` or after lost events),
+        except what vb serve's own writes are still writing; False when the index could
+        not be written (what was taken is pending again)."""
         with self._apply_lock:
             batch: set[str] = set()
             if self.watch is not None:
-                state = self.watch.state
-                with state.lock:
-                    batch, full = state.pending, state.full or full
-                    state.pending, state.full = set(), False
+                batch, reported = self.watch.state.take()
+                full = full or reported
+                held = self._held(batch)
+                if held:
+                    self.watch.state.put_back(held)
+                    batch -= held
             if not batch and not full:
                 return True
             try:
@@ -410,9 +434,7 @@ class IndexKeeper:
                     self.api.reindex(sorted(batch))
             except Exception as exc:  # e.g. the index locked by a rebuild: next time
                 if self.watch is not None:
-                    with self.watch.state.lock:
-                        self.watch.state.pending.update(batch)
-                        self.watch.state.full = self.watch.state.full or full
+                    self.watch.state.put_back(batch, full)
                 if isinstance(exc, VaultBrainError):
                     log.warning("index not brought up to date: %s", exc.one_line())
                 else:  # a bug: say so, and keep serving

@@ -99,6 +99,14 @@ class TurnWriter:
         """Feedback for a conversation, after every turn queued before it is recorded."""
         return self._records.submit(self._feedback, session, signal).result(timeout)
 
+    def announce_writes(
+        self, writing: Callable[[list[str]], None], indexed: Callable[[list[str]], None]
+    ) -> None:
+        """Tell `writing` the paths each write is about to change, and `indexed` those it
+        has indexed since (see `Vault.writing`)."""
+        for api in (self._recorder, self._capturer):
+            api.vault.writing, api.vault.indexed = writing, indexed
+
     def answering(self) -> Callable[[], None]:
         """A request is being answered: jobs wait (see the module docstring) until the
         function returned is called (once; later calls do nothing)."""

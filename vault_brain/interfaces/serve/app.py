@@ -102,6 +102,7 @@ class Proxy:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         keeper = self.keeper = await run_in_threadpool(IndexKeeper, self.open_api())
+        self.writer.announce_writes(keeper.writing, keeper.indexed)  # (indexed as written)
         await run_in_threadpool(self.reader.warm_up)
         timeout = httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
         limits = httpx2.Limits(max_connections=256, max_keepalive_connections=64)

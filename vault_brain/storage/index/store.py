@@ -30,6 +30,8 @@ from vault_brain.storage.index.scan import (
     diff_manifest,
     inside_vault,
     is_ignored_rel,
+    known_files,
+    remember_files,
     scan,
     unchanged,
 )
@@ -86,7 +88,6 @@ class Index:
         self._ix: Any = None
         self._generation: str | None = None
         self._searcher: Any = None
-        self._peeked: tuple[tuple[int, int, int], dict[str, list[int]]] | None = None
 
     # -- manifest -----------------------------------------------------------
     def _load(self) -> Manifest | None:
@@ -114,21 +115,11 @@ class Index:
         manifest = self._load()
         return None if manifest is None else manifest.files
 
-    def _indexed_files(self) -> dict[str, list[int]] | None:
-        """The manifest's files, to read only: parsed again once the file changed (5 ms)."""
-        with contextlib.suppress(OSError):
-            st = self.paths.manifest.stat()
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
-            if self._peeked is None or self._peeked[0] != key:
-                manifest = self._load()
-                self._peeked = None if manifest is None else (key, manifest.files)
-            return None if self._peeked is None else self._peeked[1]
-        return None
-
     def _save(self, manifest: Manifest) -> None:
         """After an incremental write: best effort (a lost manifest update only makes the
         next reconcile index those files again)."""
         write_cache(self.paths.manifest, manifest.to_json())
+        remember_files(self.paths.manifest, manifest.files)  # (not changed after this)
 
     # -- whoosh -------------------------------------------------------------
     def _open(self, manifest: Manifest | None = None) -> Any:
@@ -348,7 +339,7 @@ class Index:
         if not wanted:
             return result
         real_root = os.path.realpath(self.paths.root)
-        files = self._indexed_files()  # (saved after the commit: what it holds is indexed)
+        files = known_files(self.paths.manifest, self.load_manifest)  # (saved after commit)
         if files is not None and unchanged(self.paths, wanted, files):
             return result  # e.g. vb's own writes, indexed as they were written: no lock
         with self._lock():

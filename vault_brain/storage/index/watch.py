@@ -42,6 +42,25 @@ class WatchState:
     last_event: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def take(self) -> tuple[set[str], bool]:
+        """The paths changed and whether everything is to be reconciled; both cleared."""
+        with self.lock:
+            batch, full = self.pending, self.full
+            self.pending, self.full = set(), False
+        return batch, full
+
+    def put_back(self, rels: set[str], full: bool = False) -> None:
+        """Paths taken but not indexed after all: pending again."""
+        with self.lock:
+            self.pending.update(rels)
+            self.full = self.full or full
+
+    def due(self, debounce: float) -> bool:
+        """Changes that have been quiet for `debounce` seconds are waiting."""
+        with self.lock:
+            quiet = time.monotonic() - self.last_event >= debounce
+            return bool(self.pending or self.full) and quiet
+
 
 def event_handler(
     paths: VaultPaths, state: WatchState, on_mark: Callable[[str, str], bool] | None = None
@@ -203,6 +222,41 @@ class _LostEvents(logging.Handler):
 
 _watchdog_log = logging.getLogger("watchdog")
 _watchdog_log.addHandler(_LostEvents(logging.WARNING))
+
+
+def _prompt_get(self: Any) -> Any:
+    """watchdog's `DelayedQueue.get`, without its stall: inotify's events pass through a
+    queue that holds a move's first half for 0.5 s to pair it with its second, and `get`
+    slept those 0.5 s even when the pair arrived a moment later (every event behind it
+    waited, and so did `VaultWatch.sync`: one such stall per burst of atomic saves). Here
+    it waits on the queue's condition instead, so the pair is returned as soon as it is
+    complete; what is returned, and when an unpaired half is, do not change."""
+    delay = getattr(self, "delay", None)
+    delay = getattr(self, "delay_sec", 0.5) if delay is None else delay
+    with self._not_empty:
+        while True:
+            while not self._queue and not self._closed:
+                self._not_empty.wait()
+            if self._closed:
+                return None
+            head, inserted, delayed = self._queue[0]
+            left = inserted + delay - time.monotonic() if delayed else 0.0
+            if left <= 0:
+                self._queue.popleft()
+                return head
+            self._not_empty.wait(left)  # a `put` (the pair) wakes it
+
+
+def _patch_delayed_queue() -> None:
+    with contextlib.suppress(ImportError):
+        from watchdog.utils.delayed_queue import DelayedQueue
+
+        probe: DelayedQueue[Any] = DelayedQueue(0.5)
+        if all(hasattr(probe, a) for a in ("_not_empty", "_queue", "_closed")):
+            DelayedQueue.get = _prompt_get  # type: ignore[method-assign]
+
+
+_patch_delayed_queue()
 
 
 def write_status(paths: VaultPaths, status: dict[str, Any]) -> None:
