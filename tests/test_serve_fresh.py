@@ -1,10 +1,14 @@
 """`vb serve` never answers from a stale index: a note changed on disk (in place, by an
 editor's atomic save, created in a new folder, deleted) is what the very next request
 retrieves, with no wait in between. The proxy's reads do not walk the vault; a watcher
-reports changes and each read first waits for it to have reported every earlier one."""
+reports changes and each read first waits for it to have reported every earlier one.
+And the work after the responses stays out of the requests' way: captures run in a
+process of their own, access counters are written in batches, and neither loses
+anything."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -69,3 +73,40 @@ def test_an_edit_is_seen_by_the_very_next_request(vault: Path, upstream: FakeLLM
         assert injected(client, proxy.url, "quokkafrost") == []
         note.unlink()
         assert injected(client, proxy.url, f"where is the zorblax{ROUNDS}?") == []
+
+
+def test_captures_in_their_own_process_are_indexed_and_seen(
+    vault: Path, upstream: FakeLLMServer
+) -> None:
+    """The capture process writes the conversation's memories and summary; the server's
+    next request retrieves what it wrote (indexed by the child, announced to the server)."""
+    with serving(vault, upstream, capture_process=True) as proxy:
+        client = httpx2.Client(timeout=60)
+        ask = {"memory_session": "tea-1", "model": "m"}
+        said = "I always drink jasmine tea with my breakfast."
+        client.post(
+            f"{proxy.url}/chat/completions",
+            json={**ask, "messages": [{"role": "user", "content": said}]},
+        ).raise_for_status()
+        proxy.idle()
+        capturer = proxy.app.state.proxy.writer._capturer
+        assert capturer._proc is not None and capturer._proc.pid != os.getpid()
+        records = [json.loads(line) for line in (vault / "sessions/tea-1.jsonl").open()]
+        flushed = next(r for r in records if r["type"] == "flush")
+        assert flushed["notes"] and any(r["type"] == "summary" for r in records)
+        ids = injected(client, proxy.url, "what do I drink with breakfast, jasmine tea?")
+        assert ids and all((vault / n).is_file() for n in flushed["notes"])
+        assert proxy.app.state.proxy.keeper._in_flight == {}  # every write reported indexed
+
+
+def test_access_counters_are_written_on_close(vault: Path, upstream: FakeLLMServer) -> None:
+    """Counters wait to be written in one batch; closing writes them, none lost."""
+    note = vault / "entities/people/gus.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(note_text("wheelbarrow"), encoding="utf-8")
+    with serving(vault, upstream) as proxy, httpx2.Client(timeout=30) as client:
+        for n in range(3):  # three conversations (a repeated request is recorded once)
+            question = f"where is the wheelbarrow ({n})?"
+            assert injected(client, proxy.url, question) == ["entity-people-gus"]
+        proxy.idle()
+    assert "access_count: 3" in note.read_text(encoding="utf-8")

@@ -38,6 +38,7 @@ from vault_brain.domain.sessions import MESSAGE_TYPES, check_session_id, record_
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import content_words, unique
 from vault_brain.storage.events import refused
+from vault_brain.storage.index.scan import is_ignored_rel, unchanged
 from vault_brain.storage.index.watch import VaultWatch
 from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transcript import append, read_records
@@ -48,6 +49,7 @@ SOURCE = "serve"
 DEBOUNCE = 0.3  # seconds the IndexKeeper lets changes settle (vb's own writes index themselves)
 SETTLE_TIMEOUT = 2.0  # seconds a read waits for the watcher before reconciling instead
 IN_FLIGHT_AT_MOST = 10.0  # seconds a write of vb serve's own may keep reads from its paths
+MAX_FRESH = 10_000  # stamps of the proxy's own writes remembered
 POOL_FACTOR = 3  # search hits considered per memory injected (MMR picks among them)
 SUMMARY_WORDS = 120
 
@@ -357,6 +359,7 @@ class IndexKeeper:
         self._stop = threading.Event()
         # path -> (writes of vb serve's own under way, until when they may hold reads)
         self._in_flight: dict[str, tuple[int, float]] = {}
+        self._fresh: dict[str, list[int] | None] = {}  # path -> stamp its writer indexed
         self._flight_lock = threading.Lock()
         self.watch: VaultWatch | None = VaultWatch(api.vault.paths)
         try:
@@ -389,22 +392,32 @@ class IndexKeeper:
         not happen before the read; see `Vault.writing`)."""
         until = time.monotonic() + IN_FLIGHT_AT_MOST
         with self._flight_lock:
-            for rel in rels:
+            for rel in (r for r in rels if not is_ignored_rel(r)):  # (notes only)
                 self._in_flight[rel] = (self._in_flight.get(rel, (0, 0.0))[0] + 1, until)
 
-    def indexed(self, rels: list[str]) -> None:
-        """vb serve's own write of these paths is indexed (or failed to be)."""
+    def indexed(self, rels: list[str], stamps: dict[str, list[int] | None]) -> None:
+        """vb serve's own write of these paths is indexed (or failed to be): `stamps` says
+        how the index holds each now, so that the watcher's report of that very write
+        (which may come later) costs a read nothing."""
         with self._flight_lock:
             for rel in rels:
                 count, until = self._in_flight.pop(rel, (0, 0.0))
                 if count > 1:
                     self._in_flight[rel] = (count - 1, until)
+            if len(self._fresh) > MAX_FRESH:
+                self._fresh.clear()
+            self._fresh.update(stamps)
 
     def _held(self, batch: set[str]) -> set[str]:
-        """The paths of `batch` that a write of vb serve's own is still writing."""
+        """The paths of `batch` that a write of vb serve's own is still writing, or has
+        indexed as they are on disk."""
         now = time.monotonic()
         with self._flight_lock:
-            return {r for r in batch if self._in_flight.get(r, (0, 0.0))[1] > now}
+            held = {r for r in batch if self._in_flight.get(r, (0, 0.0))[1] > now}
+            fresh = {r: self._fresh[r] for r in batch - held if r in self._fresh}
+        paths = self.api.vault.paths
+        done = {r for r, st in fresh.items() if unchanged(paths, [r], {r: st} if st else {})}
+        return held | done
 
     def _run(self) -> None:
         while not self._stop.wait(self.debounce):
@@ -422,9 +435,11 @@ class IndexKeeper:
                 batch, reported = self.watch.state.take()
                 full = full or reported
                 held = self._held(batch)
+                batch -= held
+                with self._flight_lock:  # (those indexed already are done with)
+                    held = {r for r in held if r in self._in_flight}
                 if held:
                     self.watch.state.put_back(held)
-                    batch -= held
             if not batch and not full:
                 return True
             try:

@@ -11,7 +11,8 @@ model call in a capture never holds up the recording of a turn:
   note and one index update for many turns, instead of a write to five notes and a new
   index searcher for every turn. The `retrieval` line of each turn is in its transcript
   at once; what a kill loses is the counters of the last few seconds' turns;
-- the capturer runs the flush (durable memories through the gate; the configured model
+- the capturer (in a process of its own when given a `CaptureProcess`, see
+  `app.capture_process`) runs the flush (durable memories through the gate; the configured model
   reconciles when there is one) and the rolling summary of a conversation once it has
   been quiet for `idle` seconds (or `max_wait` after its first uncaptured turn): one
   flush, and one episode note, for a stretch of conversation rather than one per turn,
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from vault_brain.app.capture_process import CaptureProcess, capture
 from vault_brain.app.proxy import ProxyAPI, Turn, TurnResult
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
@@ -56,7 +58,7 @@ class TurnWriter:
     def __init__(
         self,
         recorder: ProxyAPI,
-        capturer: ProxyAPI,
+        capturer: ProxyAPI | CaptureProcess,
         on_summary: Callable[[str, str], None] | None = None,
         *,
         idle: float = CAPTURE_IDLE,
@@ -100,12 +102,17 @@ class TurnWriter:
         return self._records.submit(self._feedback, session, signal).result(timeout)
 
     def announce_writes(
-        self, writing: Callable[[list[str]], None], indexed: Callable[[list[str]], None]
+        self,
+        writing: Callable[[list[str]], None],
+        indexed: Callable[[list[str], dict[str, list[int] | None]], None],
     ) -> None:
         """Tell `writing` the paths each write is about to change, and `indexed` those it
         has indexed since (see `Vault.writing`)."""
-        for api in (self._recorder, self._capturer):
-            api.vault.writing, api.vault.indexed = writing, indexed
+        self._recorder.vault.writing, self._recorder.vault.indexed = writing, indexed
+        if isinstance(self._capturer, CaptureProcess):
+            self._capturer.writing, self._capturer.indexed = writing, indexed
+        else:
+            self._capturer.vault.writing, self._capturer.vault.indexed = writing, indexed
 
     def answering(self) -> Callable[[], None]:
         """A request is being answered: jobs wait (see the module docstring) until the
@@ -254,20 +261,9 @@ class TurnWriter:
 
     def _capture(self, session: str) -> None:
         self._give_way()
-        try:
-            self._capturer.flush(session)
-        except VaultBrainError as exc:
-            log.warning("flush of %s failed: %s", session, exc.one_line())
-        except Exception:
-            log.exception("flush of %s failed (internal error)", session)
-        self._give_way()
-        try:
-            summary = self._capturer.roll_summary(session)
-        except VaultBrainError as exc:
-            log.warning("summary of %s failed: %s", session, exc.one_line())
-            return
-        except Exception:
-            log.exception("summary of %s failed (internal error)", session)
-            return
+        if isinstance(self._capturer, CaptureProcess):
+            summary = self._capturer.capture(session)
+        else:
+            summary = capture(self._capturer, session)
         if summary is not None and self._on_summary is not None:
             self._on_summary(session, summary)

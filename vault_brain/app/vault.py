@@ -32,9 +32,10 @@ class Vault:
         self._reconciled: ReconcileResult | None = None
         self.writing: Callable[[list[str]], None] | None = None
         """Told the paths a transaction is about to change, before it changes them, and
-        `indexed` the paths a refresh has indexed (`vb serve` tells its index keeper, whose
-        readers then do not wait for a write still under way)."""
-        self.indexed: Callable[[list[str]], None] | None = None
+        `indexed` the paths a refresh was asked to index, with their stamps as the index
+        now holds them (`vb serve` tells its index keeper, whose readers then do not wait
+        for a write still under way)."""
+        self.indexed: Callable[[list[str], dict[str, list[int] | None]], None] | None = None
 
     @classmethod
     def open(cls, path: str | Path | None = None, env: Environment | None = None) -> Vault:
@@ -88,12 +89,13 @@ class Vault:
         """After a write: re-index exactly these paths, best effort. Files are the truth and
         the index a cache, so a locked or damaged index never fails a write that is done;
         the next read reconciles."""
+        stamps: dict[str, list[int] | None] = {}
         try:
             with contextlib.suppress(VaultBrainError, OSError):
-                self.index.refresh(rels)
+                stamps = self.index.refresh(rels).stamps
         finally:
             if self.indexed is not None:
-                self.indexed(rels)
+                self.indexed(rels, stamps)
 
     @contextlib.contextmanager
     def transaction(self, durable: bool = True) -> Iterator[Transaction]:

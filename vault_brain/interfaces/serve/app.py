@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from vault_brain.app.capture_process import CaptureProcess, CaptureSpec
 from vault_brain.app.proxy import IndexKeeper, ProxyAPI, Recall, Turn
 from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
@@ -75,6 +76,8 @@ class ServeConfig:
     """VB_SERVE_TOKEN: the bearer token clients must present (never forwarded)."""
     capture_idle: float = CAPTURE_IDLE
     """Seconds a conversation is quiet before it is flushed into memories."""
+    capture_in: CaptureSpec | None = None
+    """Capture in a process of its own that opens this (else on a thread of the server)."""
 
 
 class Proxy:
@@ -92,7 +95,11 @@ class Proxy:
         self.on_ready = on_ready
         self.upstream = config.upstream.rstrip("/")
         self.reader = open_api()
-        self.writer = TurnWriter(open_api(), open_api(), self._summarized, idle=config.capture_idle)
+        capturer: ProxyAPI | CaptureProcess = open_api()
+        if config.capture_in is not None:
+            capturer = CaptureProcess(config.capture_in)
+            capturer.start()
+        self.writer = TurnWriter(open_api(), capturer, self._summarized, idle=config.capture_idle)
         self.client: httpx2.AsyncClient | None = None
         self.keeper: IndexKeeper | None = None
         self._summaries: OrderedDict[str, str] = OrderedDict()

@@ -132,6 +132,9 @@ class ReconcileResult:
     removed: list[str] = field(default_factory=list)
     total: int = 0
     rebuilt: bool = False
+    stamps: dict[str, list[int] | None] = field(default_factory=dict)
+    """After `Index.refresh`: each path asked for as the index now holds it ([mtime_ns,
+    size], None: not at all)."""
 
     @property
     def changed(self) -> bool:

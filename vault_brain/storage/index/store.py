@@ -341,6 +341,7 @@ class Index:
         real_root = os.path.realpath(self.paths.root)
         files = known_files(self.paths.manifest, self.load_manifest)  # (saved after commit)
         if files is not None and unchanged(self.paths, wanted, files):
+            result.stamps = {rel: files.get(rel) for rel in wanted}
             return result  # e.g. vb's own writes, indexed as they were written: no lock
         with self._lock():
             manifest = self._load()
@@ -356,6 +357,7 @@ class Index:
                         present.append(rel)
                 elif rel in manifest.files:
                     gone.append(rel)
+            result.stamps = {rel: manifest.files.get(rel) for rel in wanted}
             if not present and not gone:
                 return result
             rows = self._write(present, gone, None, len(present))
@@ -365,6 +367,7 @@ class Index:
                 (result.updated if rel in manifest.files else result.added).append(rel)
             manifest.files.update(rows)
             result.removed = gone
+            result.stamps = {rel: manifest.files.get(rel) for rel in wanted}
             self._sweep(manifest)
             self._save(manifest)
         return result
