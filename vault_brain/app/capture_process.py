@@ -8,13 +8,15 @@ summary; the child writes the notes, indexes them and answers. Its writes are an
 to the server before they land (the child waits for the server's reply) and once they
 are indexed, as the server's own threads do (`Vault.writing`), so reads neither wait for
 them nor miss a change of someone else's. The protocol is one JSON document per line on
-the child's stdin and stdout; its log goes to the server's stderr. A child that dies is
-started again for the next capture; what it did not capture is in the transcripts (the
-conversation's next flush captures it).
+the child's stdin and stdout; its log goes to the server's stderr. The child runs at a
+lower CPU priority (nice 10): where both want a core, the requests get it. A child that
+dies is started again for the next capture; what it did not capture is in the
+transcripts (the conversation's next flush captures it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -28,6 +30,7 @@ from typing import IO, Any
 from vault_brain.domain.errors import VaultBrainError
 
 log = logging.getLogger("vault_brain.serve")
+CHILD_NICENESS = 10
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,8 @@ def child() -> None:
     from vault_brain.app.vault import Vault
     from vault_brain.storage.env import Environment
 
+    with contextlib.suppress(OSError):
+        os.nice(CHILD_NICENESS)  # the server's requests first, when both want a core
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything printed goes to the log, never into the protocol
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vb serve: %(message)s")

@@ -7,7 +7,8 @@ turn written after the response, and each conversation's rolling summary.
 `IndexKeeper` watches the vault (watchdog, as `vb watch` does) and indexes what changed on
 a thread of its own, and before each read it makes sure that every change made to the
 files before the read began is indexed: a note edited by hand, or by another vb process,
-is seen by the next request.
+is seen by the next request. The proxy's own writes (captured memories, access counters)
+are indexed by their writer as they land and reach the reads within `OWN_LAG` seconds.
 
 The read path writes nothing: the retrieval is recorded (a `retrieval` line for credit)
 with the turn, after the response, in one transaction with the user's and the assistant's
@@ -50,6 +51,7 @@ DEBOUNCE = 0.3  # seconds the IndexKeeper lets changes settle (vb's own writes i
 SETTLE_TIMEOUT = 2.0  # seconds a read waits for the watcher before reconciling instead
 IN_FLIGHT_AT_MOST = 10.0  # seconds a write of vb serve's own may keep reads from its paths
 MAX_FRESH = 10_000  # stamps of the proxy's own writes remembered
+OWN_LAG = 1.0  # seconds reads may go on without what only the proxy's own writes changed
 POOL_FACTOR = 3  # search hits considered per memory injected (MMR picks among them)
 SUMMARY_WORDS = 120
 
@@ -279,6 +281,7 @@ class ProxyAPI(MemoryAPI):
 
     def __init__(self, vault: Vault) -> None:
         super().__init__(vault, session=None, source=SOURCE, live=True)
+        self._changes_seen = -1
 
     def _reconcile(self, vault: Vault) -> None:
         vault.reconcile()
@@ -297,8 +300,22 @@ class ProxyAPI(MemoryAPI):
         super().warm_up()
         get_counter()
 
-    def recall(self, query: str, k: int | None = None, scopes: list[str] | None = None) -> Recall:
+    def recall(
+        self,
+        query: str,
+        k: int | None = None,
+        scopes: list[str] | None = None,
+        changes: int | None = None,
+    ) -> Recall:
+        """`recall`; given the count of the others' changes indexed so far (`IndexKeeper.
+        changes`), the index searcher is reopened when that count moved, and otherwise
+        may stay up to `OWN_LAG` seconds behind writes of the proxy's own (each reopen
+        costs about as much as a search, and captures write several notes a second)."""
         with self._use("skip") as vault:
+            vault.index.lag = 0.0
+            if changes is not None:
+                vault.index.lag = OWN_LAG if changes == self._changes_seen else 0.0
+                self._changes_seen = changes
             return recall(vault, query, k, scopes, self.agent)
 
     def conversation_scopes(self, requested: list[str]) -> list[str]:
@@ -360,6 +377,8 @@ class IndexKeeper:
         # path -> (writes of vb serve's own under way, until when they may hold reads)
         self._in_flight: dict[str, tuple[int, float]] = {}
         self._fresh: dict[str, list[int] | None] = {}  # path -> stamp its writer indexed
+        self.changes = 0
+        """How many times changes not the proxy's own were indexed (or found indexed)."""
         self._flight_lock = threading.Lock()
         self.watch: VaultWatch | None = VaultWatch(api.vault.paths)
         try:
@@ -380,11 +399,17 @@ class IndexKeeper:
         far as the index can be written: a locked one is written by the next read)."""
         if self.watch is None:
             self._apply(full=True)
+            self.changed()
             return
         if not self.watch.sync(self.settle_timeout):
             log.warning("the vault's watcher did not answer in time: reconciling instead")
             self.watch.lost_events()
         self._apply()
+
+    def changed(self) -> None:
+        """Readers are to see the index as it is now (e.g. after feedback changed credit)."""
+        with self._flight_lock:
+            self.changes += 1
 
     def writing(self, rels: list[str]) -> None:
         """vb serve itself is about to write these paths, and indexes them once written
@@ -455,6 +480,7 @@ class IndexKeeper:
                 else:  # a bug: say so, and keep serving
                     log.exception("index not brought up to date (internal error)")
                 return False
+            self.changed()
             return True
 
     def close(self) -> None:

@@ -146,7 +146,9 @@ class Proxy:
         summary = self._summary(session)
         assert self.keeper is not None
         self.keeper.settle()  # every change made to the files so far is in the index
-        return self.reader.recall(f"{latest}\n{summary}" if summary else latest, k, scopes)
+        changes = self.keeper.changes
+        query = f"{latest}\n{summary}" if summary else latest
+        return self.reader.recall(query, k, scopes, changes)
 
     # -- requests ------------------------------------------------------------------------------
     def _denied(self, request: Request) -> Response | None:
@@ -317,6 +319,8 @@ class Proxy:
             result = await run_in_threadpool(self.writer.feedback, session, signal)
         except VaultBrainError as exc:
             return error_response(_STATUS.get(exc.code, 400), exc.code, exc.message, exc.hint)
+        if self.keeper is not None:
+            self.keeper.changed()  # the next request ranks with the new credit
         return JSONResponse(envelope(result))
 
 

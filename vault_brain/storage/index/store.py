@@ -88,6 +88,7 @@ class Index:
         self._ix: Any = None
         self._generation: str | None = None
         self._searcher: Any = None
+        self._opened, self.lag = 0.0, 0.0  # (see `searcher`)
 
     # -- manifest -----------------------------------------------------------
     def _load(self) -> Manifest | None:
@@ -373,11 +374,14 @@ class Index:
         return result
 
     def searcher(self) -> Any:
+        """The open searcher, reopened once the index has changed (if `lag` allows: the
+        seconds a searcher may stay behind later commits; 0, the default, none)."""
         # (Searcher.refresh() breaks on a searcher opened over an empty index: reopen instead)
-        if self._searcher is not None and not self._searcher.up_to_date():
+        young = time.monotonic() - self._opened < self.lag
+        if self._searcher is not None and not young and not self._searcher.up_to_date():
             self.close()
         if self._searcher is None:
-            self._searcher = self._open().searcher()
+            self._searcher, self._opened = self._open().searcher(), time.monotonic()
         return self._searcher
 
     def rows(self, include_archived: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
