@@ -20,6 +20,7 @@ import pytest
 from test_serve import serving
 
 from fake_llm_server import FakeLLMServer, completion
+from vault_brain.storage.index.watch import VaultWatch
 
 ROUNDS = 40
 
@@ -48,7 +49,21 @@ def note_text(word: str) -> str:
     return f"---\ntitle: Gus\n---\nGus keeps a {word} in the garden shed.\n"
 
 
-def test_an_edit_is_seen_by_the_very_next_request(vault: Path, upstream: FakeLLMServer) -> None:
+@pytest.fixture(params=["watched", "no watcher"])
+def watcher(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """With the watcher, and where the system gives none (each read then reconciles)."""
+    if request.param == "no watcher":
+
+        def refused(self: VaultWatch) -> None:
+            raise OSError(28, "inotify watch limit reached")
+
+        monkeypatch.setattr(VaultWatch, "start", refused)
+    return str(request.param)
+
+
+def test_an_edit_is_seen_by_the_very_next_request(
+    vault: Path, upstream: FakeLLMServer, watcher: str
+) -> None:
     note = vault / "entities/people/gus.md"
     note.parent.mkdir(parents=True, exist_ok=True)
     note.write_text(note_text("wheelbarrow"), encoding="utf-8")

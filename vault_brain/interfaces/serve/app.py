@@ -35,7 +35,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from vault_brain.app.capture_process import CaptureProcess, CaptureSpec
-from vault_brain.app.proxy import IndexKeeper, ProxyAPI, Recall, Turn
+from vault_brain.app.index_keeper import IndexKeeper
+from vault_brain.app.proxy import ProxyAPI, Recall, Turn
 from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
 from vault_brain.domain.errors import VaultBrainError
