@@ -166,11 +166,15 @@ def child() -> None:
         api.act_as(spec["agent"])
 
     def writing(rels: list[str]) -> None:
-        _send(out, {"writing": rels})
-        sys.stdin.readline()  # the server knows: the write may land
+        with contextlib.suppress(OSError):  # (a write never fails for the announcement)
+            _send(out, {"writing": rels})
+            sys.stdin.readline()  # the server knows: the write may land
 
-    api.vault.writing = writing
-    api.vault.indexed = lambda rels, stamps: _send(out, {"indexed": rels, "stamps": stamps})
+    def indexed(rels: list[str], stamps: dict[str, list[int] | None]) -> None:
+        with contextlib.suppress(OSError):
+            _send(out, {"indexed": rels, "stamps": stamps})
+
+    api.vault.writing, api.vault.indexed = writing, indexed
     try:
         while line := sys.stdin.readline():
             session = json.loads(line).get("capture")

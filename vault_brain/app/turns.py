@@ -12,11 +12,11 @@ model call in a capture never holds up the recording of a turn:
   index searcher for every turn. The `retrieval` line of each turn is in its transcript
   at once; what a kill loses is the counters of the last few seconds' turns;
 - the capturer (in a process of its own when given a `CaptureProcess`, see
-  `app.capture_process`) runs the flush (durable memories through the gate; the configured model
-  reconciles when there is one) and the rolling summary of a conversation once it has
-  been quiet for `idle` seconds (or `max_wait` after its first uncaptured turn): one
-  flush, and one episode note, for a stretch of conversation rather than one per turn,
-  and no capture work while the conversation is busy asking.
+  `app.capture_process`) runs the flush (durable memories through the gate; the
+  configured model reconciles when there is one) and the rolling summary of a
+  conversation once it has been quiet for `idle` seconds (or `max_wait` after its first
+  uncaptured turn): one flush, and one episode note, for a stretch of conversation rather
+  than one per turn, and no capture work while the conversation is busy asking.
 
 Both give way to requests: a job waits (up to `YIELD_AT_MOST` seconds) while a request is
 being answered (`answering`), so that the work after one response does not compete with
