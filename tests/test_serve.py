@@ -6,6 +6,7 @@ vault."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -28,6 +29,7 @@ import uvicorn
 
 from conftest import REPO, run_vb
 from fake_llm_server import Canned, FakeLLMServer, completion, streamed
+from vault_brain.app.capture_process import CaptureSpec
 from vault_brain.app.proxy import ProxyAPI
 from vault_brain.app.vault import Vault
 from vault_brain.interfaces.serve.app import build_app
@@ -87,12 +89,20 @@ def env_for(tmp: Path, **extra: str) -> Environment:
 
 @contextlib.contextmanager
 def serving(
-    vault: Path, upstream: FakeLLMServer, capture_idle: float = 0.0, **env: str
+    vault: Path,
+    upstream: FakeLLMServer,
+    capture_idle: float = 0.0,
+    capture_process: bool = False,
+    **env: str,
 ) -> Iterator[Proxy]:
     """`vb serve`'s app under uvicorn in a thread, on a real socket (capturing after every
-    turn unless told otherwise)."""
+    turn unless told otherwise; in a process of its own with `capture_process`, as
+    `vb serve` does)."""
     environment = env_for(vault.parent, **env)
     config = resolve_config(environment, upstream.base_url, capture_idle)
+    if capture_process:
+        spec = CaptureSpec(str(vault), dict(environment.values))
+        config = dataclasses.replace(config, capture_in=spec)
     app = build_app(lambda: ProxyAPI(Vault.open(vault, environment)), config)
     sock = tcp_socket("127.0.0.1", 0)
     server = uvicorn.Server(

@@ -155,6 +155,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
                 self.access.record(old, wait=False)
             old.index.close()
             self._vault = Vault(old.paths, old.env)
+            self._vault.writing, self._vault.indexed = old.writing, old.indexed
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:

@@ -10,7 +10,7 @@ once per event; each event is appended to `logs/credit.jsonl`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Protocol
 
@@ -125,15 +125,17 @@ def record_retrieval(
     source: str,
     extra: dict[str, Any] | None = None,
     tx: Transaction | None = None,
+    counters: bool = True,
 ) -> dict[str, Any]:
-    """Record an agent retrieval: access counters on the notes, a line in the transcript
-    (within the caller's transaction `tx`, or one of its own)."""
+    """Record an agent retrieval: access counters on the notes (unless the caller records
+    them itself, see `record_access`), a line in the transcript (within the caller's
+    transaction `tx`, or one of its own)."""
     check_session_id(session)  # before anything is written
     if tx is None:
         with vault.transaction(durable=False) as own:  # counters: the line is the record
-            return record_retrieval(vault, session, query, hits, source, extra, own)
+            return record_retrieval(vault, session, query, hits, source, extra, own, counters)
     stamp = now_iso()
-    for hit in hits:
+    for hit in hits if counters else ():
         _edit_keys(
             tx,
             vault,
@@ -153,6 +155,24 @@ def record_retrieval(
         },
     )
     return record
+
+
+def record_access(vault: Vault, accessed: Mapping[str, tuple[int, str]]) -> list[str]:
+    """Access counters for retrievals recorded earlier without them (`record_retrieval`
+    with `counters=False`), many at once: path -> (retrievals, when the last one was). The
+    same keys as one retrieval at a time would have written, in one transaction; the notes
+    are re-indexed after. Returns the paths skipped (gone, or not editable)."""
+    skipped: list[str] = []
+    with vault.transaction(durable=False) as tx:
+        for rel, (times, stamp) in sorted(accessed.items()):
+
+            def counted(meta: dict[str, Any], times: int = times, stamp: str = stamp) -> Any:
+                return {"access_count": _count(meta) + times, "last_accessed": stamp}
+
+            if _edit_keys(tx, vault, rel, counted):
+                skipped.append(rel)
+    vault.refresh(sorted(set(accessed) - set(skipped)))
+    return skipped
 
 
 def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]:

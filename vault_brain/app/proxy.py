@@ -2,21 +2,23 @@
 turn written after the response, and each conversation's rolling summary.
 
 `ProxyAPI` is the memory API as the proxy holds it: live, for many conversations at once
-(each call names its conversation). Its calls do not reconcile the index with the files:
-an `IndexKeeper` does that on its own thread every couple of seconds, so that no request
-waits for the walk over the files (at 10k notes it takes longer than the search itself).
-A note edited by hand is seen within `RECONCILE_EVERY` seconds; what the proxy writes
-itself is re-indexed as it is written.
+(each call names its conversation). Its calls do not reconcile the index with the files
+(at 10k notes the walk over the files takes longer than the search itself): an
+`IndexKeeper` (`app.index_keeper`) watches the vault (watchdog, as `vb watch` does) and
+indexes what changed on a thread of its own, and before each read it makes sure that
+every change made to the files before the read began is indexed: a note edited by hand,
+or by another vb process, is seen by the next request. The proxy's own writes (captured
+memories, access counters) are indexed by their writer as they land and reach the reads
+within `OWN_LAG` seconds.
 
-The read path writes nothing: the retrieval is recorded (access counters and a
-`retrieval` line for credit) with the turn, after the response, in one transaction with
-the user's and the assistant's records.
+The read path writes nothing: the retrieval is recorded (a `retrieval` line for credit)
+with the turn, after the response, in one transaction with the user's and the assistant's
+records; the notes' access counters follow in batches (`app.turns`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,6 @@ from vault_brain.app.memo import redacted, token_count
 from vault_brain.app.results import Result, result, to_json
 from vault_brain.app.vault import Vault
 from vault_brain.domain.engine import METHOD_LLM, JSONChat
-from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.ranking import mmr
 from vault_brain.domain.scopes import Agent, layers
@@ -42,7 +43,7 @@ from vault_brain.storage.transcript import append, read_records
 log = logging.getLogger("vault_brain.serve")
 
 SOURCE = "serve"
-RECONCILE_EVERY = 2.0  # seconds between the IndexKeeper's reconciles
+OWN_LAG = 1.0  # seconds reads may go on without what only the proxy's own writes changed
 POOL_FACTOR = 3  # search hits considered per memory injected (MMR picks among them)
 SUMMARY_WORDS = 120
 
@@ -149,10 +150,11 @@ def recall(
     return Recall(query, chosen, message, used, left_out)
 
 
-def record_turn(vault: Vault, turn: Turn) -> TurnResult:
+def record_turn(vault: Vault, turn: Turn, counters: bool = True) -> TurnResult:
     """Append the turn to the transcript: its input messages, the retrieval of the memories
-    injected (access counters and a `retrieval` record, so feedback credits them), then the
-    reply, in one transaction. A turn whose key the transcript holds is not written again."""
+    injected (a `retrieval` record, so feedback credits them, and with `counters` the
+    notes' access counters), then the reply, in one transaction. A turn whose key the
+    transcript holds is not written again."""
     check_session_id(turn.session)
     path = vault.paths.transcript(turn.session)
     if any(r.get("key") == turn.key for r in read_records(path)):
@@ -171,11 +173,13 @@ def record_turn(vault: Vault, turn: Turn) -> TurnResult:
             if anchor is not None:
                 extra["for_message"] = anchor
             written.append(
-                record_retrieval(vault, turn.session, turn.query, turn.memories, SOURCE, extra, tx)
+                record_retrieval(
+                    vault, turn.session, turn.query, turn.memories, SOURCE, extra, tx, counters
+                )
             )
         written += append(vault.paths, turn.session, replies, tx=tx)
-    # (the notes' new access counters reach the index with the IndexKeeper's next
-    # reconcile: one index commit for many turns, not one per turn)
+    # (counters written here reach the index through the IndexKeeper, which sees the files
+    # change)
     return TurnResult(turn.session, written)
 
 
@@ -269,6 +273,7 @@ class ProxyAPI(MemoryAPI):
 
     def __init__(self, vault: Vault) -> None:
         super().__init__(vault, session=None, source=SOURCE, live=True)
+        self._changes_seen = -1
 
     def _reconcile(self, vault: Vault) -> None:
         vault.reconcile()
@@ -277,13 +282,32 @@ class ProxyAPI(MemoryAPI):
         with self._use("skip") as vault:
             vault.reconcile(force=True)
 
+    def reindex(self, rels: list[str]) -> None:
+        """Index these paths again (those a watcher saw change)."""
+        with self._use("skip") as vault:
+            vault.index.refresh(rels)
+
     def warm_up(self) -> None:
         """Reconcile, open the searcher and load the token counter before the first request."""
         super().warm_up()
         get_counter()
 
-    def recall(self, query: str, k: int | None = None, scopes: list[str] | None = None) -> Recall:
+    def recall(
+        self,
+        query: str,
+        k: int | None = None,
+        scopes: list[str] | None = None,
+        changes: int | None = None,
+    ) -> Recall:
+        """`recall`; given the count of the others' changes indexed so far (`IndexKeeper.
+        changes`), the index searcher is reopened when that count moved, and otherwise
+        may stay up to `OWN_LAG` seconds behind writes of the proxy's own (each reopen
+        costs about as much as a search, and captures write several notes a second)."""
         with self._use("skip") as vault:
+            vault.index.lag = 0.0
+            if changes is not None:
+                vault.index.lag = OWN_LAG if changes == self._changes_seen else 0.0
+                self._changes_seen = changes
             return recall(vault, query, k, scopes, self.agent)
 
     def conversation_scopes(self, requested: list[str]) -> list[str]:
@@ -299,11 +323,19 @@ class ProxyAPI(MemoryAPI):
                 agent.check_write(scope)
         return scopes
 
-    def record_turn(self, turn: Turn) -> TurnResult:
+    def record_turn(self, turn: Turn, counters: bool = True) -> TurnResult:
         if self.agent is not None and self.agent.writable() == []:
             return TurnResult(turn.session, [])  # a skill agent writes nothing
         with self._use() as vault:
-            return record_turn(vault, turn)
+            return record_turn(vault, turn, counters)
+
+    def record_access(self, accessed: dict[str, tuple[int, str]]) -> list[str]:
+        """Add to the notes' access counters: path -> (how many retrievals, when the last
+        was); returns the paths that could not be written (gone, or not editable)."""
+        from vault_brain.app.credit import record_access  # lazy: start-up
+
+        with self._use() as vault:
+            return record_access(vault, accessed)
 
     def roll_summary(self, session: str) -> str | None:
         with self._use() as vault:
@@ -312,28 +344,3 @@ class ProxyAPI(MemoryAPI):
     def conversation_summary(self, session: str) -> str:
         with self._use("skip") as vault:
             return conversation_summary(vault, session)
-
-
-class IndexKeeper:
-    """Reconciles the index with the files every `every` seconds on a thread of its own
-    (with its own `ProxyAPI`), for the proxy's requests, which do not."""
-
-    def __init__(self, api: ProxyAPI, every: float = RECONCILE_EVERY) -> None:
-        self.api, self.every = api, every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="vb-serve-index", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                self.api.reconcile_now()
-            except VaultBrainError as exc:  # e.g. the index locked by a rebuild: next time
-                log.warning("index not reconciled: %s", exc.one_line())
-            except Exception:  # a bug: say so, and keep serving
-                log.exception("index not reconciled (internal error)")
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.api.close()

@@ -5,20 +5,31 @@ model call in a capture never holds up the recording of a turn:
 
 - the recorder writes each turn (user, retrieval, assistant records, one transaction) in
   the order the responses finished, and answers feedback in the same queue, so feedback
-  always sees the turns that came before it;
-- the capturer runs the flush (durable memories through the gate; the configured model
-  reconciles when there is one) and the rolling summary of a conversation once it has
-  been quiet for `idle` seconds (or `max_wait` after its first uncaptured turn): one
-  flush, and one episode note, for a stretch of conversation rather than one per turn,
-  and no capture work while the conversation is busy asking.
+  always sees the turns that came before it. The access counters of the memories a turn
+  injected are added up in memory and written to the notes in one batch `ACCESS_EVERY`
+  seconds after the first of them (and before feedback, and when closing): one write per
+  note and one index update for many turns, instead of a write to five notes and a new
+  index searcher for every turn. The `retrieval` line of each turn is in its transcript
+  at once; what a kill loses is the counters of the last few seconds' turns;
+- the capturer (in a process of its own when given a `CaptureProcess`, see
+  `app.capture_process`) runs the flush (durable memories through the gate; the
+  configured model reconciles when there is one) and the rolling summary of a
+  conversation once it has been quiet for `idle` seconds (or `max_wait` after its first
+  uncaptured turn): one flush, and one episode note, for a stretch of conversation rather
+  than one per turn, and no capture work while the conversation is busy asking.
 
-Closing records every turn still queued, then captures every conversation still waiting,
-for up to `CLOSE_BUDGET` seconds; what is left is in the transcripts, and the
-conversation's next flush (or `vb flush -s ID`) captures it.
+Both give way to requests: a job waits (up to `YIELD_AT_MOST` seconds) while a request is
+being answered (`answering`), so that the work after one response does not compete with
+the next request's retrieval for the interpreter.
+
+Closing records every turn still queued and writes the access counters, then captures
+every conversation still waiting, for up to `CLOSE_BUDGET` seconds; what is left is in the
+transcripts, and the conversation's next flush (or `vb flush -s ID`) captures it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,7 +37,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from vault_brain.app.capture_process import CaptureProcess, capture
 from vault_brain.app.proxy import ProxyAPI, Turn, TurnResult
+from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
 
 if TYPE_CHECKING:
@@ -37,13 +50,15 @@ log = logging.getLogger("vault_brain.serve")
 CAPTURE_IDLE = 20.0  # seconds a conversation is quiet before it is captured
 CAPTURE_MAX_WAIT = 120.0  # ... or after its first uncaptured turn, however busy it is
 CLOSE_BUDGET = 30.0  # seconds closing spends on the captures still waiting
+ACCESS_EVERY = 5.0  # seconds access counters are added up before they are written
+YIELD_AT_MOST = 1.0  # seconds a job waits for the requests being answered
 
 
 class TurnWriter:
     def __init__(
         self,
         recorder: ProxyAPI,
-        capturer: ProxyAPI,
+        capturer: ProxyAPI | CaptureProcess,
         on_summary: Callable[[str, str], None] | None = None,
         *,
         idle: float = CAPTURE_IDLE,
@@ -60,6 +75,11 @@ class TurnWriter:
         self._closing = False
         self._busy = False
         self._outstanding = 0  # turns queued or being recorded
+        self._answering = 0  # requests being answered now
+        # path -> (retrievals not yet counted in the note, when the last one was);
+        # touched by the recorder's thread only (and by `close`, once it has stopped)
+        self._accessed: dict[str, tuple[int, str]] = {}
+        self._access_timer: threading.Timer | None = None
         self._thread = threading.Thread(target=self._capture_loop, name="vb-serve-capture")
         self._thread.daemon = True
         self._thread.start()
@@ -79,11 +99,41 @@ class TurnWriter:
 
     def feedback(self, session: str, signal: str, timeout: float = 60.0) -> FeedbackResult:
         """Feedback for a conversation, after every turn queued before it is recorded."""
-        return self._records.submit(self._recorder.feedback, signal, session).result(timeout)
+        return self._records.submit(self._feedback, session, signal).result(timeout)
+
+    def announce_writes(
+        self,
+        writing: Callable[[list[str]], None],
+        indexed: Callable[[list[str], dict[str, list[int] | None]], None],
+    ) -> None:
+        """Tell `writing` the paths each write is about to change, and `indexed` those it
+        has indexed since (see `Vault.writing`)."""
+        self._recorder.vault.writing, self._recorder.vault.indexed = writing, indexed
+        if isinstance(self._capturer, CaptureProcess):
+            self._capturer.writing, self._capturer.indexed = writing, indexed
+        else:
+            self._capturer.vault.writing, self._capturer.vault.indexed = writing, indexed
+
+    def answering(self) -> Callable[[], None]:
+        """A request is being answered: jobs wait (see the module docstring) until the
+        function returned is called (once; later calls do nothing)."""
+        with self._wake:
+            self._answering += 1
+        done = threading.Event()
+
+        def answered() -> None:
+            if not done.is_set():
+                done.set()
+                with self._wake:
+                    self._answering -= 1
+                    self._wake.notify_all()
+
+        return answered
 
     @property
     def idle(self) -> bool:
-        """Nothing queued, waiting or running (a test or a benchmark waits for this)."""
+        """Nothing queued, waiting or running (a test or a benchmark waits for this; access
+        counters still being added up do not count)."""
         with self._wake:
             return not (self._outstanding or self._waiting or self._busy)
 
@@ -94,6 +144,11 @@ class TurnWriter:
         with self._wake:
             self._closing = True
             self._wake.notify_all()
+        if self._access_timer is not None:
+            self._access_timer.cancel()
+        self._write_access()
+        if self._accessed:
+            log.error("access counters of %d note(s) not written", len(self._accessed))
         self._thread.join()
         left = len(self._waiting)
         if left:
@@ -107,10 +162,23 @@ class TurnWriter:
         return left
 
     # -- the two threads -----------------------------------------------------------------------
+    def _give_way(self) -> None:
+        """Wait while requests are being answered (at most `YIELD_AT_MOST` seconds)."""
+        deadline = time.monotonic() + YIELD_AT_MOST
+        with self._wake:
+            while self._answering and not self._closing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._wake.wait(left)
+
     def _record(self, turn: Turn) -> TurnResult | None:
         result = None
         try:
-            result = self._recorder.record_turn(turn)
+            self._give_way()
+            result = self._recorder.record_turn(turn, counters=False)
+            if result.records and turn.memories:
+                self._count_access([m.path for m in turn.memories])
         except VaultBrainError as exc:
             log.error("turn of %s not recorded: %s", turn.session, exc.one_line())
         except Exception:  # a bug: say so, and keep serving
@@ -125,6 +193,45 @@ class TurnWriter:
                     self._waiting[turn.session] = (first, due)
                 self._wake.notify_all()
         return result
+
+    def _count_access(self, rels: list[str]) -> None:
+        """Add a turn's retrievals to the counters to write (recorder's thread)."""
+        stamp = now_iso()
+        for rel in rels:
+            self._accessed[rel] = (self._accessed.get(rel, (0, ""))[0] + 1, stamp)
+        if self._access_timer is None:
+            self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
+            self._access_timer.daemon = True
+            self._access_timer.start()
+
+    def _access_due(self) -> None:
+        with contextlib.suppress(RuntimeError):  # (closing: `close` writes them)
+            self._records.submit(self._write_access)
+
+    def _write_access(self) -> None:
+        """Write the access counters added up so far (recorder's thread, or `close`)."""
+        self._access_timer = None
+        accessed, self._accessed = self._accessed, {}
+        if not accessed:
+            return
+        try:
+            self._give_way()
+            self._recorder.record_access(accessed)
+        except VaultBrainError as exc:  # e.g. the vault locked for long: next time
+            log.warning("access counters not written yet: %s", exc.one_line())
+            for rel, (times, stamp) in accessed.items():
+                later = self._accessed.get(rel, (0, stamp))
+                self._accessed[rel] = (times + later[0], later[1])
+            if self._access_timer is None and not self._closing:
+                self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
+                self._access_timer.daemon = True
+                self._access_timer.start()
+        except Exception:  # a bug: say so, and keep serving
+            log.exception("access counters not written (internal error)")
+
+    def _feedback(self, session: str, signal: str) -> FeedbackResult:
+        self._write_access()  # the notes as feedback finds them: counted
+        return self._recorder.feedback(signal, session)
 
     def _next(self) -> str | None:
         """The next conversation to capture, waiting until one is due; None to stop."""
@@ -153,19 +260,10 @@ class TurnWriter:
                     self._busy = False
 
     def _capture(self, session: str) -> None:
-        try:
-            self._capturer.flush(session)
-        except VaultBrainError as exc:
-            log.warning("flush of %s failed: %s", session, exc.one_line())
-        except Exception:
-            log.exception("flush of %s failed (internal error)", session)
-        try:
-            summary = self._capturer.roll_summary(session)
-        except VaultBrainError as exc:
-            log.warning("summary of %s failed: %s", session, exc.one_line())
-            return
-        except Exception:
-            log.exception("summary of %s failed (internal error)", session)
-            return
+        self._give_way()
+        if isinstance(self._capturer, CaptureProcess):
+            summary = self._capturer.capture(session)
+        else:
+            summary = capture(self._capturer, session)
         if summary is not None and self._on_summary is not None:
             self._on_summary(session, summary)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +30,12 @@ class Vault:
         self.paths = paths
         self.env = env or Environment()
         self._reconciled: ReconcileResult | None = None
+        self.writing: Callable[[list[str]], None] | None = None
+        """Told the paths a transaction is about to change, before it changes them, and
+        `indexed` the paths a refresh was asked to index, with their stamps as the index
+        now holds them (`vb serve` tells its index keeper, whose readers then do not wait
+        for a write still under way)."""
+        self.indexed: Callable[[list[str], dict[str, list[int] | None]], None] | None = None
 
     @classmethod
     def open(cls, path: str | Path | None = None, env: Environment | None = None) -> Vault:
@@ -83,8 +89,13 @@ class Vault:
         """After a write: re-index exactly these paths, best effort. Files are the truth and
         the index a cache, so a locked or damaged index never fails a write that is done;
         the next read reconciles."""
-        with contextlib.suppress(VaultBrainError, OSError):
-            self.index.refresh(rels)
+        stamps: dict[str, list[int] | None] = {}
+        try:
+            with contextlib.suppress(VaultBrainError, OSError):
+                stamps = self.index.refresh(rels).stamps
+        finally:
+            if self.indexed is not None:
+                self.indexed(rels, stamps)
 
     @contextlib.contextmanager
     def transaction(self, durable: bool = True) -> Iterator[Transaction]:
@@ -92,8 +103,10 @@ class Vault:
         (none if it raises; see `storage.transaction`); a `write` event names the files."""
         with transaction(self.paths, durable=durable) as tx:
             yield tx
-        if tx.touched:
             rels = sorted({p.relative_to(self.paths.root).as_posix() for p in tx.touched})
+            if self.writing is not None and rels:
+                self.writing(rels)  # (the commit follows, as the block ends)
+        if rels:
             emit(self.paths, "write", {"paths": rels})
 
     @cached_property

@@ -34,7 +34,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from vault_brain.app.proxy import IndexKeeper, ProxyAPI, Recall, Turn
+from vault_brain.app.capture_process import CaptureProcess, CaptureSpec
+from vault_brain.app.index_keeper import IndexKeeper
+from vault_brain.app.proxy import ProxyAPI, Recall, Turn
 from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
 from vault_brain.domain.errors import VaultBrainError
@@ -75,6 +77,8 @@ class ServeConfig:
     """VB_SERVE_TOKEN: the bearer token clients must present (never forwarded)."""
     capture_idle: float = CAPTURE_IDLE
     """Seconds a conversation is quiet before it is flushed into memories."""
+    capture_in: CaptureSpec | None = None
+    """Capture in a process of its own that opens this (else on a thread of the server)."""
 
 
 class Proxy:
@@ -92,16 +96,22 @@ class Proxy:
         self.on_ready = on_ready
         self.upstream = config.upstream.rstrip("/")
         self.reader = open_api()
-        self.writer = TurnWriter(open_api(), open_api(), self._summarized, idle=config.capture_idle)
+        capturer: ProxyAPI | CaptureProcess = open_api()
+        if config.capture_in is not None:
+            capturer = CaptureProcess(config.capture_in)
+            capturer.start()
+        self.writer = TurnWriter(open_api(), capturer, self._summarized, idle=config.capture_idle)
         self.client: httpx2.AsyncClient | None = None
+        self.keeper: IndexKeeper | None = None
         self._summaries: OrderedDict[str, str] = OrderedDict()
         self._summaries_lock = threading.Lock()
 
     # -- life cycle --------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        keeper = self.keeper = await run_in_threadpool(IndexKeeper, self.open_api())
+        self.writer.announce_writes(keeper.writing, keeper.indexed)  # (indexed as written)
         await run_in_threadpool(self.reader.warm_up)
-        keeper = IndexKeeper(self.open_api())
         timeout = httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
         limits = httpx2.Limits(max_connections=256, max_keepalive_connections=64)
         async with httpx2.AsyncClient(timeout=timeout, limits=limits) as client:
@@ -135,7 +145,11 @@ class Proxy:
         """The memories for the latest user message and the conversation's summary, from
         the conversation's scopes and global."""
         summary = self._summary(session)
-        return self.reader.recall(f"{latest}\n{summary}" if summary else latest, k, scopes)
+        assert self.keeper is not None
+        self.keeper.settle()  # every change made to the files so far is in the index
+        changes = self.keeper.changes
+        query = f"{latest}\n{summary}" if summary else latest
+        return self.reader.recall(query, k, scopes, changes)
 
     # -- requests ------------------------------------------------------------------------------
     def _denied(self, request: Request) -> Response | None:
@@ -171,6 +185,18 @@ class Proxy:
         denied = self._denied(request)
         if denied is not None:
             return denied
+        answered = self.writer.answering()  # the work after earlier responses waits
+        try:
+            response = await self._chat(request, answered)
+        except BaseException:
+            answered()
+            raise
+        if not isinstance(response, Relay | _ThenRecord):  # (those call it when sent)
+            answered()
+        return response
+
+    async def _chat(self, request: Request, answered: Callable[[], None]) -> Response:
+        """`chat`; `answered` is called once the answer is on its way (or failed)."""
         assert self.client is not None
         raw = await request.body()
         body = parse_json(raw)
@@ -221,18 +247,23 @@ class Proxy:
         ids = ",".join(quote(m.id, safe="") for m in recall.memories)
         extra = {"x-vb-memory-ids": ids, "x-vb-session": session}
         if not 200 <= response.status_code < 300:  # the upstream's error, as it is: no turn
-            return Relay(response, extra)
+            return Relay(response, extra, on_end=lambda completed: answered())
         if "text/event-stream" in response.headers.get("content-type", ""):
             reader = StreamReader()
 
+            def chunk(data: bytes) -> None:
+                answered()  # the first token is on its way
+                reader.feed(data)
+
             def ended(completed: bool) -> None:
+                answered()
                 # a client may hang up as soon as it has the finish (before the upstream
                 # closes): the reply is whole all the same
                 turn.replies = reader.records(incomplete=not (completed or reader.done))
                 self.writer.submit(turn, held=True)
 
             self.writer.hold()
-            return Relay(response, extra, reader.feed, ended)
+            return Relay(response, extra, chunk, ended)
         try:
             data_raw = await response.aread()
         except httpx2.HTTPError as exc:
@@ -245,7 +276,12 @@ class Proxy:
             data["memory_hits"] = [to_json(m) for m in recall.memories]
             data_raw = json.dumps(data, ensure_ascii=False).encode("utf-8")
         self.writer.hold()
-        return _buffered(response, data_raw, extra, lambda: self.writer.submit(turn, held=True))
+
+        def sent() -> None:
+            answered()
+            self.writer.submit(turn, held=True)
+
+        return _buffered(response, data_raw, extra, sent)
 
     async def passthrough(self, request: Request) -> Response:
         denied = self._denied(request)
@@ -284,6 +320,8 @@ class Proxy:
             result = await run_in_threadpool(self.writer.feedback, session, signal)
         except VaultBrainError as exc:
             return error_response(_STATUS.get(exc.code, 400), exc.code, exc.message, exc.hint)
+        if self.keeper is not None:
+            self.keeper.changed()  # the next request ranks with the new credit
         return JSONResponse(envelope(result))
 
 

@@ -11,6 +11,7 @@ say which port it got.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp
 
+from vault_brain.app.capture_process import CaptureSpec
 from vault_brain.app.proxy import ProxyAPI
 from vault_brain.app.turns import CAPTURE_IDLE
 from vault_brain.app.vault import Vault
@@ -199,6 +201,8 @@ def serve(
     if unix_path is None:
         check_binding(host, token)
     config = resolve_config(env, upstream, capture_idle)
+    spec = CaptureSpec(str(vault_root), dict(env.values), agent)
+    config = dataclasses.replace(config, capture_in=spec)  # captures in a process of their own
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vb serve: %(message)s")
 
     def open_api() -> ProxyAPI:

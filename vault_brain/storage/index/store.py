@@ -30,7 +30,10 @@ from vault_brain.storage.index.scan import (
     diff_manifest,
     inside_vault,
     is_ignored_rel,
+    known_files,
+    remember_files,
     scan,
+    unchanged,
 )
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
 from vault_brain.storage.notes import note_from_bytes
@@ -85,6 +88,7 @@ class Index:
         self._ix: Any = None
         self._generation: str | None = None
         self._searcher: Any = None
+        self._opened, self.lag = 0.0, 0.0  # (see `searcher`)
 
     # -- manifest -----------------------------------------------------------
     def _load(self) -> Manifest | None:
@@ -116,6 +120,7 @@ class Index:
         """After an incremental write: best effort (a lost manifest update only makes the
         next reconcile index those files again)."""
         write_cache(self.paths.manifest, manifest.to_json())
+        remember_files(self.paths.manifest, manifest.files)  # (not changed after this)
 
     # -- whoosh -------------------------------------------------------------
     def _open(self, manifest: Manifest | None = None) -> Any:
@@ -335,6 +340,10 @@ class Index:
         if not wanted:
             return result
         real_root = os.path.realpath(self.paths.root)
+        files = known_files(self.paths.manifest, self.load_manifest)  # (saved after commit)
+        if files is not None and unchanged(self.paths, wanted, files):
+            result.stamps = {rel: files.get(rel) for rel in wanted}
+            return result  # e.g. vb's own writes, indexed as they were written: no lock
         with self._lock():
             manifest = self._load()
             if manifest is None:
@@ -349,6 +358,7 @@ class Index:
                         present.append(rel)
                 elif rel in manifest.files:
                     gone.append(rel)
+            result.stamps = {rel: manifest.files.get(rel) for rel in wanted}
             if not present and not gone:
                 return result
             rows = self._write(present, gone, None, len(present))
@@ -358,16 +368,20 @@ class Index:
                 (result.updated if rel in manifest.files else result.added).append(rel)
             manifest.files.update(rows)
             result.removed = gone
+            result.stamps = {rel: manifest.files.get(rel) for rel in wanted}
             self._sweep(manifest)
             self._save(manifest)
         return result
 
     def searcher(self) -> Any:
+        """The open searcher, reopened once the index has changed (if `lag` allows: the
+        seconds a searcher may stay behind later commits; 0, the default, none)."""
         # (Searcher.refresh() breaks on a searcher opened over an empty index: reopen instead)
-        if self._searcher is not None and not self._searcher.up_to_date():
+        young = time.monotonic() - self._opened < self.lag
+        if self._searcher is not None and not young and not self._searcher.up_to_date():
             self.close()
         if self._searcher is None:
-            self._searcher = self._open().searcher()
+            self._searcher, self._opened = self._open().searcher(), time.monotonic()
         return self._searcher
 
     def rows(self, include_archived: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
