@@ -32,6 +32,12 @@ API_KEY = "test-key"
 MAX_REQUESTS = 200  # a runaway retry loop fails the test instead of spinning
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog is 5: twenty conversations through the proxy at once
+    # overflowed it on a loaded machine and a connection was dropped (a 502 from the proxy)
+    request_queue_size = 128
+
+
 @dataclass
 class Canned:
     """One scripted HTTP response."""
@@ -125,7 +131,7 @@ class FakeLLMServer:
         # replies for other paths than /v1/chat/completions, by path (without the query)
         self.routes: dict[str, Callable[[Recorded], Canned]] = {}
         self.max_requests = MAX_REQUESTS
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -172,17 +172,20 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> Merged:
 # --------------------------------------------------------------------------- tasks
 
 
-def _document(data: bytes, where: str) -> dict[str, Any]:
+def _json(data: bytes, where: str, shape: type) -> Any:
+    """The JSON document of a file being merged: an object or an array (`shape`), empty for
+    an empty file; anything else a MergeError."""
     if not data.strip():
-        return {}
+        return shape()
     try:
         doc = json.loads(data)
     except ValueError as exc:
         raise MergeError(
             f"{where} is not valid JSON ({exc})", hint="fix the file, then merge again"
         ) from None
-    if not isinstance(doc, dict):
-        raise MergeError(f"{where} is not a JSON object", hint="fix the file, then merge again")
+    if not isinstance(doc, shape):
+        what = "an object" if shape is dict else "an array"
+        raise MergeError(f"{where} is not JSON {what}", hint="fix the file, then merge again")
     return doc
 
 
@@ -190,7 +193,7 @@ def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "task
     done = _trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
-    result = merge_tasks(_document(base, where), _document(ours, where), _document(theirs, where))
+    result = merge_tasks(*(_json(side, where, dict) for side in (base, ours, theirs)))
     data = (json.dumps(result.document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     conflict = None
     if result.conflicts:
@@ -202,25 +205,11 @@ def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "task
 # --------------------------------------------------------------------------- items
 
 
-def _array(data: bytes, where: str) -> list[Any]:
-    if not data.strip():
-        return []
-    try:
-        rows = json.loads(data)
-    except ValueError as exc:
-        raise MergeError(
-            f"{where} is not valid JSON ({exc})", hint="fix the file, then merge again"
-        ) from None
-    if not isinstance(rows, list):
-        raise MergeError(f"{where} is not a JSON array", hint="fix the file, then merge again")
-    return rows
-
-
 def merge_items_file(base: bytes, ours: bytes, theirs: bytes, where: str = "items.json") -> Merged:
     from vault_brain.storage.items_file import rows_bytes  # lazy: only items files
 
     done = _trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
-    merged = merge_items(_array(base, where), _array(ours, where), _array(theirs, where))
+    merged = merge_items(*(_json(side, where, list) for side in (base, ours, theirs)))
     return Merged(rows_bytes(merged))
