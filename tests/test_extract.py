@@ -389,3 +389,15 @@ def test_vb_watch_re_extracts_a_changed_project_file(tmp_path: Path, vault: Path
             time.sleep(0.1)
         else:
             pytest.fail("vb watch did not re-extract the changed file")
+
+
+def test_a_file_grown_too_big_is_skipped_and_keeps_its_items(
+    tmp_path: Path, vault: Path, cli: Any
+) -> None:
+    root = project(tmp_path)
+    extract(cli, vault, str(root))
+    before = [i for i in items_of(vault) if i["sourceFile"] == "RELEASES.md"]
+    (root / "RELEASES.md").write_text(RELEASES + "filler line\n" * 100_000)
+    out = extract(cli, vault, str(root))
+    assert out["gone"] == [] and out["skipped"] == ["RELEASES.md (over 1 MB)"]
+    assert [i for i in items_of(vault) if i["sourceFile"] == "RELEASES.md"] == before

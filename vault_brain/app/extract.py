@@ -177,7 +177,7 @@ def extract(
 
             drafts = drafts + more_drafts(llm, text, source.rel, drafts, refused)
         changed[source.rel] = identify(drafts, source.rel, registry.project, now, known)
-    present = {s.rel for s in sources}
+    present = {s.rel for s in sources} | set(big)  # a file too big now keeps its items
     gone = sorted(
         r
         for r in {i.source_file for i in old_items} | set(registry.files)
