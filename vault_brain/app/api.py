@@ -50,6 +50,7 @@ from vault_brain.domain.scopes import GLOBAL, Agent, check_scope
 from vault_brain.domain.sessions import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
+from vault_brain.storage.files import stamp as file_stamp
 from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.index.store import Progress
 from vault_brain.storage.notes import load_note
@@ -69,14 +70,6 @@ if TYPE_CHECKING:
 # a search or an add, which agents run on every turn, does not pay for them at start-up.
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
-
-
 class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
     def __init__(
         self,
@@ -92,7 +85,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
         self.is_live = live
         self._lock = threading.Lock()
-        self._strategy = _stamp(vault.paths.strategy)
+        self._strategy = file_stamp(vault.paths.strategy)
         self.access: AccessRecorder | None = None
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
@@ -148,7 +141,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             commit_at(self._vault, "operation", f"vb {operation} ({self.source})")
 
     def _reload_if_policy_changed(self) -> None:
-        stamp = _stamp(self._vault.paths.strategy)
+        stamp = file_stamp(self._vault.paths.strategy)
         if stamp != self._strategy:
             old = self._vault
             if self.access is not None:

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from vault_brain.app.api_sessions import ApiPart
 from vault_brain.app.commits import commit_at
 
 if TYPE_CHECKING:
-    from vault_brain.app.api_sessions import Pending
     from vault_brain.app.export import ExportResult
     from vault_brain.app.graph import GraphResult
     from vault_brain.app.history import HistoryResult, LogResult
@@ -19,15 +18,10 @@ if TYPE_CHECKING:
     from vault_brain.app.vault import Vault
 
 
-class GitOps:
+class GitOps(ApiPart):
     """Every module behind these is imported lazily (GitPython takes ~0.1 s)."""
 
     _vault: Vault
-
-    def _use(
-        self, pending: Pending = "wait", operation: str | None = None
-    ) -> contextlib.AbstractContextManager[Vault]:
-        raise NotImplementedError  # MemoryAPI._use
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
         """Commit the vault's changes with git; returns what happened (never raises). At a

@@ -4,17 +4,16 @@ its own module; see api.py for how the API is held)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from vault_brain.app.api_sessions import ApiPart
 from vault_brain.app.results import Result, SearchHit, result
 from vault_brain.domain.errors import ForbiddenError, NotFoundError, UsageError
 from vault_brain.domain.knowledge import fuse, parse_sources
 
 if TYPE_CHECKING:
-    from vault_brain.app.api_sessions import Pending
     from vault_brain.app.extract import ExtractResult
     from vault_brain.app.vault import Vault
     from vault_brain.domain.extract import Item
@@ -36,13 +35,8 @@ def check_sources(value: str | Sequence[str]) -> tuple[str, ...]:
         raise UsageError(str(exc), hint="for example --in memory,items") from None
 
 
-class Knowledge:
+class Knowledge(ApiPart):
     agent: Agent | None
-
-    def _use(
-        self, pending: Pending = "wait", operation: str | None = None
-    ) -> contextlib.AbstractContextManager[Vault]:
-        raise NotImplementedError  # MemoryAPI._use
 
     def extract(
         self,

@@ -17,13 +17,18 @@ if TYPE_CHECKING:
 Pending = Literal["skip", "try", "wait"]
 
 
-class SessionsAndTasks:
-    """Sessions, the agent loop and tasks; every module behind them is imported lazily."""
+class ApiPart:
+    """A part of `MemoryAPI` kept in a module of its own: it holds the vault through
+    `MemoryAPI._use`."""
 
     def _use(
         self, pending: Pending = "wait", operation: str | None = None
     ) -> contextlib.AbstractContextManager[Vault]:
         raise NotImplementedError  # MemoryAPI._use
+
+
+class SessionsAndTasks(ApiPart):
+    """Sessions, the agent loop and tasks; every module behind them is imported lazily."""
 
     # -- sessions and the agent loop -----------------------------------------------------------
     def intake(

@@ -23,6 +23,7 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.extract import Item, parse_document
 from vault_brain.domain.gate import redact
 from vault_brain.domain.sessions import record_kind
+from vault_brain.storage.files import stamp as file_stamp
 from vault_brain.storage.index.knowledge import KnowledgeHit, KnowledgeIndex
 from vault_brain.storage.items_file import Registry, read_items, registries
 from vault_brain.storage.project_files import vault_folders, walk
@@ -45,23 +46,16 @@ def items_files(vault: Vault) -> list[str]:
     return []
 
 
-def _stamp(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size]
-
-
 def _items(vault: Vault, state: dict[str, Any], replace: Docs, drop: list[str]) -> None:
     """An items file whose stamp changed is read; of its items, only those of the source
     files whose items changed are indexed again (one group per items file and source)."""
     present = set()
     for rel in items_files(vault):
         files = f"items:{rel}"  # the file's stamp, and the groups of its sources
-        stamp = _stamp(vault.root / rel)
+        found = file_stamp(vault.root / rel)
+        current = list(found) if found is not None else None  # as state.json holds it
         known = state.get(files)
-        if stamp is None or (isinstance(known, dict) and known.get("stamp") == stamp):
+        if current is None or (isinstance(known, dict) and known.get("stamp") == current):
             present.add(files)
             present.update(known.get("groups", []) if isinstance(known, dict) else [])
             continue
@@ -75,7 +69,7 @@ def _items(vault: Vault, state: dict[str, Any], replace: Docs, drop: list[str]) 
             by_source.setdefault(item.source_file, []).append(item)
         groups = [f"{files}:{source}" for source in sorted(by_source)]
         present.update([files, *groups])
-        replace[files] = ({"stamp": stamp, "groups": groups}, [])
+        replace[files] = ({"stamp": current, "groups": groups}, [])
         for group, source in zip(groups, sorted(by_source), strict=True):
             digest = _digest(by_source[source])
             if state.get(group) != digest:

@@ -254,6 +254,15 @@ def _read_or_none(path: Path) -> bytes | None:
         return None
 
 
+def stamp(path: Path) -> tuple[int, int] | None:
+    """A file's (mtime_ns, size), or None when it is not there: enough to tell it changed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def write_cache(path: Path, data: bytes | str) -> None:
     """Best-effort write of a machine-local cache file: a failure only costs speed."""
     with contextlib.suppress(VaultBrainError):

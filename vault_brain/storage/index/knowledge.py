@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,12 +19,11 @@ from typing import Any
 
 from vault_brain.storage.files import file_lock, write_cache
 from vault_brain.storage.index.schema import analyzer
+from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.paths import VaultPaths
 
 VERSION = 1
-SNIPPET_CHARS = 200
 FIELDS = ("key", "group", "kind", "project", "type", "path", "line", "session", "message")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -69,6 +67,7 @@ class KnowledgeIndex:
         self.dir = paths.cache_dir / "knowledge"
         self.lock = paths.cache_dir / "knowledge.lock"
         self._ana = analyzer()
+        self._snippets = Snippets(self._ana)
 
     # -- state --------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -164,20 +163,8 @@ class KnowledgeIndex:
             title=str(doc.get("title") or ""),
             body=body,
             score=score,
-            snippet=self.snippet(body, stems),
+            snippet=self._snippets.snippet(body, stems),
         )
-
-    def snippet(self, text: str, stems: set[str]) -> str:
-        """About 200 characters around the first word that matches the query."""
-        text = " ".join(text.split())
-        start = 0
-        for match in _WORD.finditer(text):
-            tokens = [t.text for t in self._ana(match.group(0))]
-            if tokens and tokens[0] in stems:
-                start = max(0, match.start() - 60)
-                break
-        window = text[start : start + SNIPPET_CHARS]
-        return ("…" if start else "") + window + ("…" if start + SNIPPET_CHARS < len(text) else "")
 
     def counts(self) -> dict[str, int]:
         """Documents per kind (for vb status)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,15 +16,13 @@ from vault_brain.domain.ranking import blend
 from vault_brain.domain.text import unique
 from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
+from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.index.store import Index, filter_terms, row_column
 
-SNIPPET_CHARS = 200
 # A query is analysed from its first MAX_QUERY_CHARS characters into at most MAX_QUERY_TERMS
 # distinct terms: a pasted 100,000-word message is still answered in milliseconds.
 MAX_QUERY_CHARS = 20_000
 MAX_QUERY_TERMS = 128
-_WORD = re.compile(r"\w+", re.UNICODE)
-MAX_REMEMBERED_WORDS = 200_000
 MAX_REMEMBERED_FILTERS = 16
 MAX_REMEMBERED_LENGTHS = 64
 
@@ -116,7 +113,7 @@ class Searcher:
         self.index = index
         self.policy = policy
         self._ana = analyzer()
-        self._stems: dict[str, str] = {}
+        self._text = Snippets(self._ana)
         # the docnums each filter leaves out, for the Whoosh searcher they were read from
         self._masks_of: Any = None
         self._masks: dict[Filters, tuple[set[int] | None, set[int] | None]] = {}
@@ -221,37 +218,10 @@ class Searcher:
 
     def _snippets(self, hits: list[Hit], stems: set[str]) -> None:
         for hit in hits:
-            hit.snippet = self.snippet(self._body(hit.path, hit.summary), stems)
+            hit.snippet = self._text.snippet(self._body(hit.path, hit.summary), stems)
 
     def _body(self, rel: str, fallback: str) -> str:
         try:
             return body_text(self.index.paths.note(rel).read_bytes())
         except OSError:
             return fallback
-
-    def _stem(self, word: str) -> str:
-        """The word as the index holds it ("" for a stop word), remembered: analysing each
-        word of a body anew was most of a snippet's time."""
-        stem = self._stems.get(word)
-        if stem is None:
-            tokens = [t.text for t in self._ana(word)]
-            stem = tokens[0] if tokens else ""
-            if len(self._stems) < MAX_REMEMBERED_WORDS:
-                self._stems[word] = stem
-        return stem
-
-    def snippet(self, body: str, stems: set[str]) -> str:
-        """The ~200 characters around the first word of the body that matches the query."""
-        text = body.strip()
-        if not text:
-            return ""
-        start = 0
-        for match in _WORD.finditer(text):
-            if self._stem(match.group(0)) in stems:
-                start = max(0, match.start() - 60)
-                break
-        window = text[start : start + SNIPPET_CHARS]
-        window = " ".join(window.split())
-        prefix = "…" if start > 0 else ""
-        suffix = "…" if start + SNIPPET_CHARS < len(text) else ""
-        return prefix + window + suffix
