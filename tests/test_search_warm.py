@@ -1,9 +1,11 @@
 """A warm `Searcher` (the one `vb serve`, `vb mcp` and batch searches keep) returns exactly what
 the straightforward path returns, and sees an edit once the index is reconciled.
 
-The reference below is the search as it was before the warm-path caches: Whoosh's own BM25F
-(field lengths looked up per posting) and the filter and the archive mask given to Whoosh
-as queries, read anew for every search."""
+The reference below is the search as it was before the warm path: Whoosh's own search and
+BM25F (a tree of union matchers, field lengths looked up per posting) and the filter and the
+archive mask given to Whoosh as queries, read anew for every search. The warm path adds up
+the same per-field scores in another order, so scores are compared to 12 significant digits
+(the order of the hits exactly)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 from whoosh import scoring
-from whoosh.query import Term
+from whoosh.query import Or, Term
 
 from conftest import REPO
 from vault_brain.app.memo import redacted, token_count
@@ -22,6 +24,7 @@ from vault_brain.app.proxy import recall
 from vault_brain.app.vault import Vault
 from vault_brain.domain.gate import redact
 from vault_brain.domain.notes import Filters
+from vault_brain.storage.index.schema import TEXT_FIELDS
 from vault_brain.storage.index.search import Hit, Searcher
 from vault_brain.storage.tokens import get_counter
 
@@ -42,8 +45,13 @@ FILTERS = [
 
 
 class Reference(Searcher):
-    def _weighting(self) -> Any:
-        return scoring.BM25F(B=self.policy.bm25_b, K1=self.policy.bm25_k1)
+    def _top(
+        self, searcher: Any, terms: list[str], limit: int, allow: Any, mask: Any
+    ) -> list[tuple[int, float]]:
+        searcher.weighting = scoring.BM25F(B=self.policy.bm25_b, K1=self.policy.bm25_k1)
+        query = Or([Term(field, t) for t in terms for field in TEXT_FIELDS])
+        found = searcher.search(query, limit=limit, filter=allow, mask=mask)
+        return [(hit.docnum, float(hit.score)) for hit in found]
 
     def _allow_and_mask(self, searcher: Any, filters: Filters) -> tuple[Any, Any]:
         mask = None if filters.include_archive else Term("archived", True)
@@ -58,7 +66,7 @@ def queries() -> list[str]:
 
 
 def key(hits: list[Hit]) -> list[tuple[Any, ...]]:
-    return [(h.id, h.path, h.score, h.bm25, h.credit, h.snippet) for h in hits]
+    return [(h.id, h.path, f"{h.score:.12g}", f"{h.bm25:.12g}", h.credit, h.snippet) for h in hits]
 
 
 def same(vault: Vault, k: int = 15) -> int:

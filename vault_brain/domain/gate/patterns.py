@@ -8,6 +8,10 @@ Latin letters, single spaces), in English, German, French and Spanish.
   high-entropy strings);
 - code, command and tool_output: program text, shell commands, tool calls and their output.
 
+Patterns only ever tested (`search`, yes or no) are compiled with `alternation.any_tested`, the
+one whose matches are used (SECRET's spans) with `alternation.any_of`: both answer as the plain
+alternation of their parts, faster (`tests/test_gate_alternation.py`).
+
 Each pattern is a general form (a verb of overriding near a word for instructions, a stealth
 adverb near an action verb), not a list of known attack sentences.
 """
@@ -19,12 +23,10 @@ import math
 import re
 from collections import Counter
 
+from vault_brain.domain.gate.alternation import any_of, any_tested
+
 _GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
 _SHORT = r"[^\n]{0,30}?"
-
-
-def _any(*parts: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in parts))
 
 
 _AI = (
@@ -47,7 +49,7 @@ _ACTION = (
     r"|give|tell|mark|put|keep|report|leak|exfiltrate)"
 )
 
-INJECTION = _any(
+INJECTION = any_tested(
     # override the instructions
     rf"\b(?:ignore|disregard|forget|override|bypass|circumvent|abandon|discard)\b{_GAP}\b{_RULES}\b",
     rf"\b(?:ignorier\w*|missacht\w*|vergiss|vergessen sie|übergeh\w*|umgeh\w*|verwirf|verwerft"
@@ -214,7 +216,7 @@ INJECTION = _any(
 )
 
 # Role and control tags of chat formats, and message headers that speak as a role.
-ROLE_TAG = _any(
+ROLE_TAG = any_tested(
     r"<\s*/?\s*(?:system|assistant|user|tool|developer|instructions?|im_start|im_end|inst|sys"
     r"|function_calls|function_results|tool_use|tool_result|tool_call|invoke|parameter|antml:\w+)\b[^>]*>",
     r"<\|[a-z_]+\|>|\[/?(?:inst|sys|system|assistant)\]|<<\s*/?sys\s*>>",
@@ -256,14 +258,14 @@ _STANDING = (
     r"|siempre|cada|todos|todas|automáticamente)"
 )
 _FETCH = r"(?:fetch|ping|visit|load|call|request|hit|open|get|abrufen|rufe?|appelle|llama|visita)"
-EXFILTRATION = _any(
+EXFILTRATION = any_tested(
     rf"\b{_TRANSFER}\b[^\n]*?{_DESTINATION}",
     rf"\b{_STANDING}\b[^\n]*?\b{_FETCH}\b[^\n]*?{_DESTINATION}",
     rf"\b{_FETCH}\b[^\n]*?{_DESTINATION}[^\n]*?\b{_STANDING}\b",
 )
 
 # -- secrets: matched on cleaned text (case kept) ------------------------------------------
-SECRET = _any(
+SECRET = any_of(
     r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_\-]{20,}",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|\bxapp-[A-Za-z0-9\-]{10,}",
@@ -377,14 +379,14 @@ _DISTINCT_SHELL = (
     r"|systemctl|apt-get|yum|dnf|brew|choco|winget|cargo|openssl|find|history|shred|usermod"
     r"|useradd|chpasswd|iptables|ufw|tar|unzip|base64|nohup|mkfs\.\w+"
 )
-COMMAND_START = _any(
+COMMAND_START = any_tested(
     r"^\s*(?:\$|#|%|>|>>>|ps [a-z]:\\[^>]*>|[a-z]:\\[^>]*>|ps>)\s*(?:" + _SHELL_WORDS + r")\b",
     rf"^\s*(?:{_SHELL_WORDS})\s+(?:-{{1,2}}[a-z]|[\w.\-]*[/\\~*|><=$@:]|https?:|install\b"
     r"|exec\b|clone\b|push\b|pull\b|reset\b|config\b|remote\b|commit\b|checkout\b|restart\b"
     r"|enable\b|disable\b|upgrade\b|uninstall\b|apply\b|-c\b|-e\b|\(|'|\")",
     rf"^\s*sudo\s+(?:-\w|(?:{_SHELL_WORDS}|[\w.-]*/[\w./-]*|[a-z][\w-]*(?:ctl|mod|add|del|passwd|adm))\b)",
 )
-COMMAND_ANYWHERE = _any(
+COMMAND_ANYWHERE = any_tested(
     rf"\b(?:{_DISTINCT_SHELL})\s+(?:[\w.:/@~*=-]+\s+){{0,3}}-{{1,2}}[a-z]",
     rf"\bsudo\s+(?:-\w|(?:{_SHELL_WORDS}|[\w.-]*/[\w./-]*|[a-z][\w-]*(?:ctl|mod|add|del|passwd|adm))\b)",
     r"\b(?:pip3?|npm|yarn|pnpm|brew|apt-get|gem|cargo) (?:install|add|i) \S",
@@ -395,7 +397,7 @@ COMMAND_ANYWHERE = _any(
     r"\bdd\s+if=|/bin/(?:ba|z|da)?sh\b|>>?\s*~?/[\w./-]+|\S\s*&&\s*\w+|\$\([^)]+\)",
     r"\becho\s+['\"][^'\"]*['\"]\s*>>?",
 )
-CODE_START = _any(
+CODE_START = any_tested(
     r"^\s*(?:async\s+)?(?:def|function|fn|func)\s+\w+\s*\(|^\s*class\s+\w+\s*[(:{<]",
     r"^\s*(?:public|private|protected|static)\s+[\w<>\[\]]+\s+\w+|^\s*(?:void|int|char|bool|float|double|long)\s+\*?\w+\s*[(=;\[]",
     r"^\s*(?:import\s+[\w.]+\s*;?\s*$|package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
@@ -409,7 +411,7 @@ CODE_START = _any(
     r"^\s*(?:select\b[^\n]+\bfrom\b|insert into\b|update \w+ set\b|delete from\b|drop table\b"
     r"|create table\b|alter table\b|grant \w+ on\b|truncate table\b)",
 )
-CODE_ANYWHERE = _any(
+CODE_ANYWHERE = any_tested(
     r"\b(?:eval|exec|system|popen|subprocess\.\w+|os\.system|__import__)\s*\(",
     r"=>|::\w|\)\s*\{|\w+\([^()\n]*\)\s*;",
     r"\b(?:def|function|func|fn) \w+\s*\(|\bclass \w+\s*[(:{]|\blambda \w*\s*:",
@@ -420,14 +422,14 @@ CODE_ANYWHERE = _any(
     r"<\s*/?\s*(?:script|iframe|img|svg|object|embed|style|link|meta|form|input)\b",
     r"\{\s*\"[\w\-]+\"\s*:",
 )
-WEAK_CODE = _any(
+WEAK_CODE = any_tested(
     r"^\s*[\w.\-]+:\s*$",
     r"^\s+[\w.\-]+:(?:\s+\S*)?$|^\s*- [\w.\-]+:\s",
     r"^\s*(?:result|output|response|returned|status)\s*:",
     r"^[a-z][\w.\-]*:\s+[\w./\-\"']+$",
     r"->|\b\w+\.\w+\(",
 )
-TOOL_START = _any(
+TOOL_START = any_tested(
     r"^\s*(?:tool|function) (?:result|output|call|response)\b|^\s*(?:stdout|stderr|exit code"
     r"|return code)\s*[:=]",
     r"^commit [0-9a-f]{7,40}\b|^(?:author|date|merge):\s",
@@ -438,7 +440,7 @@ TOOL_START = _any(
     r"^[\w.-]+ (?:err!|warn!?)\s",
     r"^\s*\[?\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}:\d{2}\S*\]?\s+\[?(?:info|warn|warning|error|debug|trace|fatal|critical)\b",
 )
-TOOL_ANYWHERE = _any(
+TOOL_ANYWHERE = any_tested(
     r"traceback \(most recent call last\)|exception in thread|\bsegmentation fault\b"
     r"|\bcore dumped\b",
     r"\b\w+(?:error|exception): ",

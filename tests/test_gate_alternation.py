@@ -1,0 +1,74 @@
+"""The gate's alternations, compiled for speed (`domain.gate.alternation`), answer exactly as
+the plain alternation of the same parts: `any_tested` patterns (yes/no) say yes for the same
+texts, `any_of` patterns find the same matches at the same places. Checked on every text of
+the gate's and the capture corpus's labelled sets (attacks and ordinary text), folded as the
+gate folds them, whole and cut at every tenth character (a snippet starts mid-sentence)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import REPO
+from vault_brain.domain.gate import patterns
+from vault_brain.domain.gate.alternation import any_of, any_tested, plain
+from vault_brain.domain.gate.normalize import fold
+
+CORPORA = [
+    *sorted((REPO / "tests" / "data" / "gate").glob("*.jsonl")),
+    *sorted((REPO / "tests" / "data" / "capture").glob("*.jsonl")),
+]
+COMPILED = {
+    name: value
+    for name, value in vars(patterns).items()
+    if isinstance(value, re.Pattern) and plain(value)[0].pattern != value.pattern
+}
+
+
+def texts() -> list[str]:
+    found: list[str] = []
+    for path in CORPORA:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line) if line.strip() else {}
+            for value in record.values():
+                if isinstance(value, str) and len(value) > 20:
+                    found += [value, fold(value), fold(value, keep_spacing=True)]
+    cut = [t[i:] for t in found[::3] for i in range(10, len(t), 10)]
+    return found + cut
+
+
+TEXTS = texts()
+
+
+def test_the_corpora_and_patterns_are_there() -> None:
+    assert len(TEXTS) > 5000
+    assert {"INJECTION", "SECRET", "COMMAND_ANYWHERE"} <= set(COMPILED)
+
+
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_a_compiled_alternation_answers_as_the_plain_one(name: str) -> None:
+    fast = COMPILED[name]
+    slow, tested_only = plain(fast)
+    hits = 0
+    for text in TEXTS:
+        if tested_only:
+            found = bool(slow.search(text))
+            assert bool(fast.search(text)) == found, (name, text)
+        else:
+            spans = [m.span() for m in slow.finditer(text)]
+            assert [m.span() for m in fast.finditer(text)] == spans, (name, text)
+            found = bool(spans)
+        hits += found
+    assert hits > 0, f"{name} matched nothing: the comparison said nothing"
+
+
+def test_first_characters_that_cannot_be_worked_out_still_match() -> None:
+    parts = (r"\b\w+ous\b", r"\b(?:x|y)?zeta\b", r"\b(?i:Alpha)\b", r"\bbeta\b", r"[0-9]{3}")
+    fast, slow = any_tested(*parts), re.compile("|".join(f"(?:{p})" for p in parts))
+    for text in ["famous", "zeta", "yzeta", "ALPHA", "beta", "x 123", "nothing", "alphabet"]:
+        assert bool(fast.search(text)) == bool(slow.search(text)), text
+    ordered = any_of(*parts)
+    for text in ["famous zeta ALPHA beta 123", "alphabet betas"]:
+        assert [m.span() for m in ordered.finditer(text)] == [m.span() for m in slow.finditer(text)]

@@ -1,0 +1,156 @@
+"""Compiling the gate's long alternations so that Python's regex engine tries few branches
+per position. The engine has no prefix optimisation for an alternation of patterns that
+begin with `\\b`: at every position of a text it tries every branch (a hundred for the
+injection patterns, about 350 us per 200 characters, most of a warm memory search).
+
+- `any_of` joins patterns in order, each run of consecutive word-boundary-led patterns
+  under one `\\b`: the same match at the same position with the same branch (finditer and
+  spans unchanged), tried only where a word begins or ends.
+- `any_tested` is for patterns only ever tested (`search` as a yes/no): it also dispatches
+  on the first character a branch can consume, with a lookahead per group of first
+  characters, so at a word start only the branches that can begin with its letter run
+  (5x faster on the injection patterns). A pattern whose first characters cannot be
+  worked out is tried at every word boundary, as before.
+
+The first characters come from the standard library's regex parser (`re._parser`, the
+parser `re.compile` itself uses); should it ever be missing, the patterns are joined
+plainly: slower, the same answers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+try:  # (private to the standard library, present from Python 3.11 on)
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a later Python without them
+    C = P = None
+
+_MAX_RANGE = 400  # a character range wider than this counts as "any character"
+# compiled pattern text -> (the parts it was made of, whether only ever tested)
+_MADE: dict[str, tuple[tuple[str, ...], bool]] = {}
+
+
+def plain(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], bool]:
+    """The plain alternation of the parts `pattern` was made of, and whether `pattern` is
+    for yes/no tests only (what the tests compare)."""
+    parts, tested = _MADE.get(pattern.pattern, ((pattern.pattern,), False))
+    return re.compile(_plain(parts)), tested
+
+
+def _made(parts: tuple[str, ...], pattern: str, tested: bool) -> re.Pattern[str]:
+    _MADE[pattern] = (parts, tested)
+    return re.compile(pattern)
+
+
+def _plain(parts: tuple[str, ...]) -> str:
+    return "|".join(f"(?:{p})" for p in parts)
+
+
+def _boundary_led(items: Any) -> bool:
+    """Whether every match of the parsed pattern starts with `\\b`."""
+    items = list(items)
+    if not items:
+        return False
+    op, av = items[0]
+    if op is C.AT:
+        return bool(av is C.AT_BOUNDARY)
+    if op is C.SUBPATTERN:
+        return _boundary_led(av[3])
+    if op is C.BRANCH:
+        return all(_boundary_led(branch) for branch in av[1])
+    return False
+
+
+def _first(items: Any) -> tuple[set[str] | None, bool]:
+    """(the characters a match can start with, or None for unknown; whether it can be empty)."""
+    found: set[str] = set()
+    for op, av in items:
+        chars, empty = _first_of(op, av)
+        if chars is None:
+            return None, False
+        found |= chars
+        if not empty:
+            return found, False
+    return found, True
+
+
+def _first_of(op: Any, av: Any) -> tuple[set[str] | None, bool]:
+    if op is C.LITERAL:
+        return {chr(av)}, False
+    if op is C.IN:
+        chars: set[str] = set()
+        for kind, value in av:
+            if kind is C.LITERAL:
+                chars.add(chr(value))
+            elif kind is C.RANGE and value[1] - value[0] < _MAX_RANGE:
+                chars.update(chr(c) for c in range(value[0], value[1] + 1))
+            else:  # a negated set, a category (\w, \d): any character
+                return None, False
+        return chars, False
+    if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero-width: what follows decides
+        return set(), True
+    if op is C.SUBPATTERN:
+        if av[1] & C.SRE_FLAG_IGNORECASE:
+            return None, False
+        return _first(av[3])
+    if op is C.BRANCH:
+        union: set[str] = set()
+        empty = False
+        for branch in av[1]:
+            chars_b, empty_b = _first(branch)
+            if chars_b is None:
+                return None, False
+            union |= chars_b
+            empty = empty or empty_b
+        return union, empty
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)):
+        repeated, empty = _first(av[2])
+        return repeated, empty or av[0] == 0
+    return None, False
+
+
+def any_of(*parts: str) -> re.Pattern[str]:
+    """The alternation of `parts`, in order (see the module's text)."""
+    if P is None:
+        return re.compile(_plain(parts))
+    runs: list[tuple[bool, list[str]]] = []
+    for part in parts:
+        led = _boundary_led(P.parse(part))
+        if led and runs and runs[-1][0]:
+            runs[-1][1].append(part)
+        else:
+            runs.append((led, [part]))
+    joined = [rf"\b(?:{_plain(tuple(ps))})" if led else _plain(tuple(ps)) for led, ps in runs]
+    return _made(parts, _plain(tuple(joined)), tested=False)
+
+
+def any_tested(*parts: str) -> re.Pattern[str]:
+    """An alternation of `parts` for yes/no tests only: which branch matches, and where
+    among equally early matches, may differ from `any_of`'s (see the module's text)."""
+    if P is None:
+        return re.compile(_plain(parts))
+    led = [p for p in parts if _boundary_led(P.parse(p))]
+    others = tuple(p for p in parts if p not in led)
+    by_char: dict[str, list[str]] = {}
+    anywhere: list[str] = []
+    for part in led:
+        chars, empty = _first(P.parse(part))
+        if chars is None or empty:
+            anywhere.append(part)
+            continue
+        for char in chars:
+            by_char.setdefault(char, []).append(part)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for char, group in by_char.items():
+        groups.setdefault(tuple(group), []).append(char)
+    branches = [
+        f"(?=[{''.join(re.escape(c) for c in sorted(chars))}])(?:{_plain(group)})"
+        for group, chars in groups.items()
+    ]
+    branches += [f"(?:{p})" for p in anywhere]
+    pattern = rf"\b(?:{'|'.join(branches)})" if branches else ""
+    if others:
+        pattern = f"{pattern}|{_plain(others)}" if pattern else _plain(others)
+    return _made(parts, pattern, tested=True)
