@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.storage.index.watch import CHANGES
 from vault_brain.storage.items_file import registries
 from vault_brain.storage.project_files import SUFFIXES
 
@@ -70,7 +71,9 @@ class ProjectWatch:
                 named = set() if path.is_dir() else {str(path)}
                 try:
                     handler = self._handler(registry.project, named)
-                    self.observer.schedule(handler, str(folder), recursive=path.is_dir())
+                    self.observer.schedule(
+                        handler, str(folder), recursive=path.is_dir(), event_filter=CHANGES
+                    )
                 except OSError as exc:  # e.g. out of inotify watches: say so, keep going
                     log.warning("cannot watch %s: %s", folder, exc)
                     continue

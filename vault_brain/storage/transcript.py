@@ -104,13 +104,22 @@ class SessionIndex:
         tx.after_commit("sessions", lambda: self._write(tx.memo["sessions"], restat=True))
 
     def _write(self, infos: dict[str, SessionInfo], restat: bool = False) -> None:
+        # (only the rows written to in the transaction: the others' times are known, and
+        # stat-ing every transcript on every append made a turn cost grow with the sessions)
         for session_id, info in infos.items() if restat else ():
+            if info.mtime_ns:
+                continue
             with contextlib.suppress(OSError):
                 st = self.paths.transcript(session_id).stat()
                 if st.st_size == info.bytes:  # as counted: note its time too
                     info.mtime_ns = st.st_mtime_ns
-        payload = {"version": 1, "sessions": {k: v.to_json() for k, v in sorted(infos.items())}}
-        text = json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+        # one session a line (a change is a one-line diff), by json's C encoder: the
+        # indenting one is pure Python, and this file is written on every append
+        rows = [
+            f"  {json.dumps(k)}: {json.dumps(v.to_json(), ensure_ascii=False)}"
+            for k, v in sorted(infos.items())
+        ]
+        text = '{"version": 1, "sessions": {\n' + ",\n".join(rows) + "\n}}\n"
         with contextlib.suppress(VaultBrainError):  # a cache: a failure costs a recount
             atomic_write(self.file, text, inside=self.paths)
 

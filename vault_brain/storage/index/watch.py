@@ -21,10 +21,19 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from vault_brain.storage.files import TEMP_SUFFIX, write_cache
@@ -62,19 +71,35 @@ class WatchState:
             return bool(self.pending or self.full) and quiet
 
 
+# The events that can change a file. Opening and closing unwritten are left out: they are
+# asked of the kernel only when listed, and every read of the index (and every lock taken)
+# made several, each costing the watching process time under its interpreter lock.
+CHANGES = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+
+
 def event_handler(
     paths: VaultPaths, state: WatchState, on_mark: Callable[[str, str], bool] | None = None
 ) -> Any:
     """A watchdog handler that records the vault paths that changed in `state`; each event's
     path and type are first offered to `on_mark` (True: a mark's, nothing more to do)."""
-    root = str(paths.root)
+    root = os.path.normpath(str(paths.root))
+    prefix = root.rstrip(os.sep) + os.sep
 
     def rel_of(path: str | bytes) -> str | None:
-        text = os.fsdecode(path)
-        if not text.startswith(root):
+        text = os.path.normpath(os.fsdecode(path))  # (events come many a second: no pathlib)
+        if not text.startswith(prefix):
             return None
-        rel = Path(os.path.relpath(text, root)).as_posix()
-        return None if rel.startswith("..") else rel
+        rel = text[len(prefix) :]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:
@@ -109,7 +134,9 @@ def start_observer(paths: VaultPaths, state: WatchState) -> Any:
     """A running watchdog observer feeding `state` with the vault's changes (stop and join it
     when done)."""
     observer = Observer()
-    observer.schedule(event_handler(paths, state), str(paths.root), recursive=True)
+    observer.schedule(
+        event_handler(paths, state), str(paths.root), recursive=True, event_filter=CHANGES
+    )
     observer.start()
     return observer
 
@@ -142,7 +169,7 @@ class VaultWatch:
         self._new_mark()
         observer = Observer()
         handler = event_handler(self.paths, self.state, self._on_mark)
-        observer.schedule(handler, str(self.paths.root), recursive=True)
+        observer.schedule(handler, str(self.paths.root), recursive=True, event_filter=CHANGES)
         observer.start()
         self._observer = observer
         _WATCHES.add(self)
