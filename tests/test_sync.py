@@ -233,7 +233,7 @@ def test_a_third_machine_clones_and_finds_everything(remote: Path, cli: Any) -> 
     assert found and found[0]["title"] == "Zebra Facts"
     assert len(metas(c)) == NOTES + 1
     config = git("config", "--get", "merge.vb-note.driver", cwd=c)
-    assert "merge-driver note %O %A %B %P" in config and sys.executable in config
+    assert "git_merge note %O %A %B %P" in config and sys.executable in config
 
 
 def test_unreachable_remote_commits_locally_then_pushes_when_back(remote: Path, cli: Any) -> None:
@@ -396,7 +396,7 @@ def test_init_and_adopt_declare_and_install_the_drivers(
     fresh = tmp_path / "fresh"
     assert cli("init", str(fresh)).exit_code == 0
     assert "*.md merge=vb-note" in (fresh / ".gitattributes").read_text()
-    assert "merge-driver note" in git("config", "merge.vb-note.driver", cwd=fresh)
+    assert "git_merge note" in git("config", "merge.vb-note.driver", cwd=fresh)
     assert git("config", "merge.vb-ours.driver", cwd=fresh).strip() == "true"
     adopted = tmp_path / "obsidian"
     adopted.mkdir()
@@ -404,7 +404,7 @@ def test_init_and_adopt_declare_and_install_the_drivers(
     git("init", "-q", cwd=adopted)
     assert cli("init", "--adopt", str(adopted)).exit_code == 0
     assert "tasks.json merge=vb-tasks" in (adopted / ".gitattributes").read_text()
-    assert "merge-driver jsonl" in git("config", "merge.vb-jsonl.driver", cwd=adopted)
+    assert "git_merge jsonl" in git("config", "merge.vb-jsonl.driver", cwd=adopted)
 
 
 def test_sync_while_vb_watch_runs_keeps_the_index_live(remote: Path, cli: Any) -> None:

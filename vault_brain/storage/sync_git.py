@@ -20,7 +20,8 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
 
 ATTRIBUTES_HEADER = "# vb's merge drivers"
-# merge attribute -> the kind `vb merge-driver` is given (None: git's `true`, keep ours)
+# merge attribute -> the kind git's driver (`interfaces.git_merge`) is given
+# (None: git's `true`, keep ours)
 DRIVERS: dict[str, str | None] = {
     "vb-note": "note",
     "vb-jsonl": "jsonl",
@@ -82,7 +83,7 @@ def network_env() -> dict[str, str]:
 
 def driver_command(kind: str, python: str | None = None) -> str:
     exe = shlex.quote(python or sys.executable)
-    return f"{exe} -m vault_brain merge-driver {kind} %O %A %B %P"
+    return f"{exe} -m vault_brain.interfaces.git_merge {kind} %O %A %B %P"
 
 
 def install_drivers(repo: Any) -> bool:

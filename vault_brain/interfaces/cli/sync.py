@@ -1,4 +1,4 @@
-"""vb sync (git's per-file merge driver, `vb merge-driver`, is `cli.merge_driver`)."""
+"""vb sync (git's per-file merge driver, `vb merge-driver`, is `interfaces.git_merge`)."""
 
 from __future__ import annotations
 
