@@ -131,11 +131,22 @@ class Merger:
         repo, root = self.repo, g.top(self.repo)
         kinds = g.merge_kinds(repo, [b.path for b in state.both] + list(state.unmerged))
         touched: list[str] = []
+        ancestors = g.Ancestors(repo, state.bases) if len(state.bases) > 1 else None
         for item in state.both:
             kind = kinds.get(item.path, "")
             if not kind:  # git merged it (no vb driver), or a generated file (regenerated)
                 continue
-            b, o, t = (g.blob(repo, s) for s in (item.base, item.ours, item.theirs))
+            o, t = g.blob(repo, item.ours), g.blob(repo, item.theirs)
+            if ancestors is None:
+                b = g.blob(repo, item.base)
+            else:  # a criss-cross: the bases merged, as git's virtual ancestor
+
+                def merge(
+                    x: bytes, y: bytes, z: bytes, kind: str = kind, p: str = item.path
+                ) -> bytes:
+                    return merge_bytes(kind, x, y, z, p).data
+
+                b = ancestors.blob(item.path, merge)
             self._write(item.path, kind, merge_bytes(kind, b, o, t, item.path))
             touched.append(item.path)
         for path, stages in state.unmerged.items():
