@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,25 @@ def test_a_criss_cross_merge_by_vb_sync_adds_every_read(remote: Path, cli: Any) 
     sync(cli, a)
     assert_merged(a, expected)
     assert (a / TOPIC).read_bytes() == (b / TOPIC).read_bytes()
+
+
+def test_a_stale_index_lock_is_removed_and_a_live_one_reported(remote: Path, cli: Any) -> None:
+    """A kill inside `git commit` leaves .git/index.lock: an old one with no git running in
+    the repository is removed with a notice; a fresh one is reported in one line, kept."""
+    a = remote.parent / "a"
+    lock = a / ".git" / "index.lock"
+    edit_line(a, TOPIC, "Line 2 of", "Line two (after a kill) of")
+    lock.write_bytes(b"")
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    res = cli("--vault", str(a), "sync")
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("removed a stale ") and not lock.exists()
+    assert "pushed" in res.stdout
+    edit_line(a, TOPIC, "Line 3 of", "Line three (while git runs) of")
+    lock.write_bytes(b"")
+    res = cli("--vault", str(a), "sync")
+    assert res.exit_code != 0 and lock.exists()
+    first, *rest = res.stderr.strip().splitlines()
+    assert "another git command holds" in first and "index.lock" in first
+    assert rest and "if no git is running, delete that file" in rest[0]

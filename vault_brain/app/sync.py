@@ -64,6 +64,8 @@ class SyncResult(Result):
     behind: int
     seconds: float
     regenerated: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """What vb repaired before syncing (a stale .git/index.lock removed)."""
 
 
 @result
@@ -231,7 +233,11 @@ def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncRe
 def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> SyncResult:
     import git  # lazy
 
+    from vault_brain.storage.git_lock import clear_stale_index_lock  # lazy
+
     g.check_remote(repo, remote)
+    notices: list[str] = []
+    clear_stale_index_lock(Path(repo.git_dir), g.top(repo), notices.append)
     s = Syncer(vault, repo, remote, say)
     g.ensure_attributes(vault.root)
     g.install_drivers(repo)
@@ -290,6 +296,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         behind=behind,
         seconds=round(time.perf_counter() - started, 3),
         regenerated=sorted(s.regenerated),
+        notices=notices,
     )
 
 

@@ -21,6 +21,7 @@ def render_sync(result: SyncResult) -> str:
         if result.committed
         else "nothing to commit"
     ]
+    lines[:0] = result.notices
     if result.resumed:
         lines.append("finished a sync that was interrupted")
     if result.merged:
