@@ -172,3 +172,32 @@ def test_the_mcp_tool_lists_creates_and_switches(root: Path) -> None:
     switched = api.persona("switch", "work")
     assert switched.current == "work"
     assert [p.name for p in api.persona("list").personas if p.current] == ["work"]
+
+
+def test_a_persona_merge_is_undone_by_a_revert_commit(root: Path, cli: Any) -> None:
+    """`vb persona merge NAME --undo` reverts the merge commit with a new commit (history
+    kept): the persona's note leaves, its counters come off, later reads stay, the index
+    follows."""
+    vb(cli, root, "persona", "create", "work")
+    vb(cli, root, "persona", "switch", "work")
+    note = root / ADA
+    edit(note, "access_count: 1", "access_count: 3")  # work reads Ada twice
+    add(root, "Grace", "Grace writes compilers.")
+    vb(cli, root, "persona", "switch", "main")
+    add(root, "Linus", "Linus writes kernels.")  # main moved on: a real merge commit
+    merged = vb(cli, root, "persona", "merge", "work")
+    assert merged["outcome"] == "merged"
+    merge_sha = merged["commit"]
+    edit(note, "access_count: 3", "access_count: 4")  # main reads Ada after the merge
+    commit(root, "a read after the merge")
+    undone = vb(cli, root, "persona", "merge", "work", "--undo")
+    assert undone["outcome"] == "undone" and undone["action"] == "undo-merge"
+    assert f"reverted {merge_sha[:10]}" in undone["message"]
+    assert parse_text(note.read_bytes()).meta["access_count"] == 2  # 4 - the 2 work added
+    assert found(cli, root, "compilers") == [] and found(cli, root, "kernels") == ["Linus"]
+    assert git("merge-base", "--is-ancestor", merge_sha, "HEAD", cwd=root) == ""  # kept
+    assert git("status", "--porcelain", cwd=root) == ""
+    subject = git("log", "-1", "--format=%s", cwd=root)
+    assert "undo merge work (revert" in subject
+    again = cli("--vault", str(root), "persona", "merge", "ghost", "--undo")
+    assert again.exit_code != 0 and "no merge commit of persona 'ghost'" in again.stderr

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"vb {__version__}\n")
         return 0
     if args[:1] == ["merge-driver"]:  # git runs it once per file: no CLI framework
-        from vault_brain.interfaces.cli.merge_driver import main as merge_driver
+        from vault_brain.interfaces.git_merge import main as merge_driver
 
         return merge_driver(args[1:])
     from vault_brain.interfaces.cli.app import main as cli_main  # typer: ~50 ms

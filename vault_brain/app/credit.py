@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from vault_brain.app.results import Result, result, to_json
 from vault_brain.app.vault import Vault
-from vault_brain.domain.clock import days_since, now, now_iso
+from vault_brain.domain.clock import access_stamp, days_since, now, now_iso
 from vault_brain.domain.credit import (
     SIGNALS,
     effective_score,
@@ -134,7 +134,7 @@ def record_retrieval(
     if tx is None:
         with vault.transaction(durable=False) as own:  # counters: the line is the record
             return record_retrieval(vault, session, query, hits, source, extra, own, counters)
-    stamp = now_iso()
+    stamp = access_stamp()
     for hit in hits if counters else ():
         _edit_keys(
             tx,

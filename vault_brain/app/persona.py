@@ -5,7 +5,10 @@ first (a commit whose message says so), then checks the branch out; merging a pe
 cherry-picking one of its commits resolves vb's files with the same code as `vb sync`
 (`app.sync.Merger`: counters added, conflict copies instead of markers, log records merged
 once each, tasks by id). A merge or cherry-pick vb could not finish is undone: never
-conflict markers, never a half state. After each, the index follows the files.
+conflict markers, never a half state. A persona merge is undone by reverting its merge
+commit (`undo-merge`): a new commit, history is never rewritten; counters go back
+arithmetically (what the merge added is taken off, later reads stay). After each, the index
+follows the files.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from vault_brain.storage import sync_git as g
 from vault_brain.storage.files import vault_lock
 from vault_brain.storage.merge_files import MergeError
 
-ACTIONS = ("list", "create", "switch", "merge", "cherry-pick")
+ACTIONS = ("list", "create", "switch", "merge", "cherry-pick", "undo-merge")
 Say = Callable[[str], None]
 
 
@@ -56,7 +59,7 @@ class PersonaResult(Result):
     message: str = ""
     """What happened, in a sentence."""
     outcome: str = ""
-    """merge: up to date, fast-forward or merged; cherry-pick: picked or empty."""
+    """merge: up to date, fast-forward or merged; cherry-pick: picked or empty; undo: undone."""
     merged_files: int = 0
     """Files vb merged itself (notes, logs, transcripts, tasks.json)."""
     conflict_copies: list[str] = field(default_factory=list)
@@ -123,6 +126,8 @@ def _act(vault: Vault, repo: Any, action: str, name: str, start: str | None, say
         )
     if action == "merge":
         return _merge(vault, repo, merger, name)
+    if action == "undo-merge":
+        return _undo_merge(vault, repo, merger, name)
     return _cherry_pick(vault, repo, merger, name)
 
 
@@ -202,6 +207,41 @@ def _cherry_pick(vault: Vault, repo: Any, merger: Merger, ref: str) -> PersonaRe
         None,
         committed=committed,
         message=f"{sha[:10]} ({subject}): {text}",
+        outcome=outcome,
+        merged_files=merger.merged_files,
+        conflict_copies=merger.copies,
+    )
+
+
+def _undo_merge(vault: Vault, repo: Any, merger: Merger, name: str) -> PersonaResult:
+    """Revert the newest merge of persona `name` into the current one (a new commit)."""
+    found = pg.last_merge_of(repo, name)
+    if found is None:
+        raise UsageError(
+            f"no merge commit of persona {name!r} on the current persona to undo",
+            hint="a merge that fast-forwarded made no merge commit: revert the commits it "
+            "brought with `git revert` (`vb log` lists them)",
+        )
+    sha, parents = found
+    committed, _summary = merger.commit_pending(f"committed before undoing the merge of {name}")
+
+    def run() -> str:
+        pg.start_revert(repo, sha)
+        if pg.nothing_staged(repo) and not repo.git.ls_files("-u"):
+            pg.undo(repo)
+            return "empty"
+        merger.finish_merge(f"undo merge {name} (revert {sha[:10]})", theirs=parents[0], base=sha)
+        return "undone"
+
+    outcome = _resolving(vault, repo, merger, run)
+    vault.reconcile(force=True)
+    text = "nothing left to undo" if outcome == "empty" else f"reverted {sha[:10]}"
+    return PersonaResult(
+        "undo-merge",
+        None,
+        persona=name,
+        committed=committed,
+        message=f"undid the merge of persona {name!r}: {text}",
         outcome=outcome,
         merged_files=merger.merged_files,
         conflict_copies=merger.copies,

@@ -64,6 +64,8 @@ class SyncResult(Result):
     behind: int
     seconds: float
     regenerated: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """What vb repaired before syncing (a stale .git/index.lock removed)."""
 
 
 @result
@@ -131,11 +133,22 @@ class Merger:
         repo, root = self.repo, g.top(self.repo)
         kinds = g.merge_kinds(repo, [b.path for b in state.both] + list(state.unmerged))
         touched: list[str] = []
+        ancestors = g.Ancestors(repo, state.bases) if len(state.bases) > 1 else None
         for item in state.both:
             kind = kinds.get(item.path, "")
             if not kind:  # git merged it (no vb driver), or a generated file (regenerated)
                 continue
-            b, o, t = (g.blob(repo, s) for s in (item.base, item.ours, item.theirs))
+            o, t = g.blob(repo, item.ours), g.blob(repo, item.theirs)
+            if ancestors is None:
+                b = g.blob(repo, item.base)
+            else:  # a criss-cross: the bases merged, as git's virtual ancestor
+
+                def merge(
+                    x: bytes, y: bytes, z: bytes, kind: str = kind, p: str = item.path
+                ) -> bytes:
+                    return merge_bytes(kind, x, y, z, p).data
+
+                b = ancestors.blob(item.path, merge)
             self._write(item.path, kind, merge_bytes(kind, b, o, t, item.path))
             touched.append(item.path)
         for path, stages in state.unmerged.items():
@@ -220,7 +233,11 @@ def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncRe
 def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> SyncResult:
     import git  # lazy
 
+    from vault_brain.storage.git_lock import clear_stale_index_lock  # lazy
+
     g.check_remote(repo, remote)
+    notices: list[str] = []
+    clear_stale_index_lock(Path(repo.git_dir), g.top(repo), notices.append)
     s = Syncer(vault, repo, remote, say)
     g.ensure_attributes(vault.root)
     g.install_drivers(repo)
@@ -279,6 +296,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         behind=behind,
         seconds=round(time.perf_counter() - started, 3),
         regenerated=sorted(s.regenerated),
+        notices=notices,
     )
 
 

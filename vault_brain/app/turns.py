@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from vault_brain.app.capture_process import CaptureProcess, capture
 from vault_brain.app.proxy import ProxyAPI, Turn, TurnResult
-from vault_brain.domain.clock import now_iso
+from vault_brain.domain.clock import access_stamp
 from vault_brain.domain.errors import VaultBrainError
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class TurnWriter:
 
     def _count_access(self, rels: list[str]) -> None:
         """Add a turn's retrievals to the counters to write (recorder's thread)."""
-        stamp = now_iso()
+        stamp = access_stamp()
         for rel in rels:
             self._accessed[rel] = (self._accessed.get(rel, (0, ""))[0] + 1, stamp)
         if self._access_timer is None:

@@ -1,4 +1,5 @@
-"""Time as vb writes and reads it: ISO 8601 with the local UTC offset, to the second."""
+"""Time as vb writes and reads it: ISO 8601 with the local UTC offset, to the second (to
+the microsecond for `last_accessed`, see `access_stamp`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,14 @@ def now() -> dt.datetime:
 def now_iso() -> str:
     """Local time, to the second, with its UTC offset."""
     return now().replace(microsecond=0).isoformat()
+
+
+def access_stamp() -> str:
+    """When a note was retrieved, for `last_accessed`: local time to the microsecond. Two
+    machines that bump the same note from the same state write different bytes unless they
+    do it in the same microsecond; to the second, they wrote identical files and a merge saw
+    one read instead of two."""
+    return now().isoformat(timespec="microseconds")
 
 
 def parse_time(value: object) -> dt.datetime | None:

@@ -27,61 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.domain.clock import parse_time
+from vault_brain.domain.counters_merge import LATEST_KEYS as LATEST_KEYS
+from vault_brain.domain.counters_merge import SUM_KEYS as SUM_KEYS
+from vault_brain.domain.counters_merge import merge_counters as merge_counters
 
-SUM_KEYS = ("access_count", "credit")
-LATEST_KEYS = ("last_accessed", "updated")
 CONFLICT_MARK = " (conflict "
 _UNSAFE_MACHINE = re.compile(r"[^A-Za-z0-9._-]+")
 _AUTO_ID = re.compile(r"t([1-9][0-9]*)")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        return float(str(value))
-    except ValueError:
-        return None
-
-
-def _moment(value: Any) -> dt.datetime | None:
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.astimezone()
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day).astimezone()
-    return parse_time(value)
-
-
-def merge_counters(
-    base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The merged value of each counter key either side has (keys neither side has are
-    absent). A value that is not a number or a time is left to the line merge."""
-    merged: dict[str, Any] = {}
-    for key in SUM_KEYS:
-        if key not in ours and key not in theirs:
-            continue
-        b, o, t = _number(base.get(key)), _number(ours.get(key)), _number(theirs.get(key))
-        default = 0.0 if key == "access_count" else 0.5
-        start = b if b is not None else (default if key == "credit" else 0.0)
-        o = o if o is not None else start
-        t = t if t is not None else start
-        if (key in ours and _number(ours[key]) is None) or (
-            key in theirs and _number(theirs[key]) is None
-        ):
-            continue
-        total = start + (o - start) + (t - start)
-        if key == "access_count":
-            merged[key] = max(0, round(total))
-        else:
-            merged[key] = round(min(1.0, max(0.0, total)), 6)
-    for key in LATEST_KEYS:
-        candidates = [(m, v) for v in (ours.get(key), theirs.get(key)) if (m := _moment(v))]
-        if candidates:
-            merged[key] = max(candidates, key=lambda pair: pair[0])[1]
-    return merged
 
 
 # --------------------------------------------------------------------------- records

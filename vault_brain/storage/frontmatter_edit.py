@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vault_brain.domain.clock import parse_time
+from vault_brain.domain.counters_merge import render_float
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.text import json_safe
 from vault_brain.storage.frontmatter import BOM, _bounded_loader, parse_text
@@ -44,7 +45,7 @@ def _render_scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _render_float(value)
+        return render_float(value)
     if isinstance(value, dt.datetime):
         return value.replace(microsecond=0).isoformat()
     if isinstance(value, dt.date):
@@ -55,16 +56,6 @@ def _render_scalar(value: Any) -> str:
     return _quote_if_needed(text)
 
 
-def _render_float(value: float) -> str:
-    """A float YAML 1.1 reads back as a float: always with a '.', never in exponent form."""
-    if value != value:
-        return ".nan"
-    if value in (float("inf"), float("-inf")):
-        return ".inf" if value > 0 else "-.inf"
-    text = f"{round(value, 6):.6f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
-
-
 def _is_real_date(text: str) -> bool:
     try:
         dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -73,7 +64,9 @@ def _is_real_date(text: str) -> bool:
     return True
 
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:[+-]\d{2}:\d{2}|Z)?)?$")
+_ISO_DATE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[+-]\d{2}:\d{2}|Z)?)?$"
+)
 _PLAIN_SAFE = r"^[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff ./()+-]*$"  # 3 ms to compile: on use
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
 from vault_brain.storage.files import TEMP_SUFFIX, vault_lock
+from vault_brain.storage.git_lock import clear_stale_index_lock
 from vault_brain.storage.paths import VaultPaths
 
 VB_NAME, VB_EMAIL = "vault_brain", "vault-brain@localhost"
@@ -55,6 +56,8 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
     try:
         top = Path(repo.working_tree_dir or root)
         rel = os.path.relpath(root, top)
+        notices: list[str] = []
+        clear_stale_index_lock(Path(repo.git_dir), top, notices.append)
         with vault_lock(paths):
             repo.git.add(
                 "--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}"
@@ -62,8 +65,8 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
             repo.git.commit("-m", message, "--", rel, env=commit_identity(repo))
-        return f"committed {repo.head.commit.hexsha[:12]}"
-    except LockedError as exc:
+        return "; ".join([*notices, f"committed {repo.head.commit.hexsha[:12]}"])
+    except (LockedError, VaultBrainError) as exc:
         return f"git commit skipped: {exc.message}"
     except (git.GitCommandError, git.GitError, OSError, ValueError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)

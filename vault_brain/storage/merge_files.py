@@ -17,9 +17,6 @@ file as conflicted, never half-merged.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +27,7 @@ from vault_brain.domain.sync_merge import (
     merge_records,
     merge_tasks,
 )
+from vault_brain.storage import merge_light
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
 
@@ -112,32 +110,17 @@ def _lines_or_copy(base: bytes, ours: bytes, theirs: bytes) -> Merged:
 
 def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """`git merge-file`: the line-by-line three-way merge, or None when both sides changed
-    the same lines."""
-    with tempfile.TemporaryDirectory(prefix="vb-merge-") as tmp:
-        names = []
-        for label, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            name = os.path.join(tmp, label)
-            with open(name, "wb") as handle:
-                handle.write(data)
-            names.append(name)
-        try:
-            proc = subprocess.run(
-                ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *names],
-                capture_output=True,
-                check=False,
-            )
-        except OSError as exc:
-            raise MergeError(
-                f"cannot run git merge-file: {exc.strerror or exc}", hint="install git"
-            ) from None
-    if proc.returncode == 0:
-        return proc.stdout
-    if proc.returncode > 0 and proc.returncode < 128:
-        return None
-    raise MergeError(
-        f"git merge-file failed: {proc.stderr.decode('utf-8', 'replace').strip()}",
-        hint="check that git is installed",
-    )
+    the same lines (the same call the light merge of git's driver makes)."""
+    try:
+        return merge_light.merge_lines(base, ours, theirs)
+    except OSError as exc:
+        raise MergeError(
+            f"cannot run git merge-file: {exc.strerror or exc}", hint="install git"
+        ) from None
+    except merge_light.MergeFileError as exc:
+        raise MergeError(
+            f"git merge-file failed: {exc}", hint="check that git is installed"
+        ) from None
 
 
 def conflict_copy_bytes(theirs: bytes, rel: str, suffix: str) -> bytes:

@@ -128,6 +128,33 @@ def start_cherry_pick(repo: Any, sha: str) -> None:
             ) from None
 
 
+def start_revert(repo: Any, sha: str) -> None:
+    """`git revert --no-commit -m 1` of a merge commit, with vb's drivers set to keep ours
+    (vb merges those files itself, as for a cherry-pick)."""
+    import git  # lazy
+
+    config = [f"merge.{name}.driver=true" for name in DRIVERS]
+    try:
+        repo.git(c=config).revert("--no-commit", "-m", "1", sha)
+    except git.GitCommandError as exc:
+        if not repo.git.ls_files("-u"):
+            raise GitError(
+                f"git revert failed: {detail(exc)}",
+                hint="move or commit the files it names (outside the vault), then retry",
+            ) from None
+
+
+def last_merge_of(repo: Any, name: str) -> tuple[str, list[str]] | None:
+    """(sha, parents) of the newest commit on the current persona's own line that merged
+    persona `name` (made by `vb persona merge`), or None."""
+    out = repo.git.log("--first-parent", "--merges", "--format=%H%x00%P%x00%s", "HEAD")
+    for line in out.splitlines():
+        sha, parents, subject = (line.split("\0") + [""] * 3)[:3]
+        if subject.startswith("vb persona (") and f"): merge {name};" in subject:
+            return sha, parents.split()
+    return None
+
+
 def nothing_staged(repo: Any) -> bool:
     import git  # lazy
 
@@ -143,6 +170,8 @@ def undo(repo: Any) -> None:
     repo.git.reset("--merge")
     if (Path(repo.git_dir) / "CHERRY_PICK_HEAD").exists():
         repo.git.cherry_pick("--quit")
+    if (Path(repo.git_dir) / "REVERT_HEAD").exists():
+        repo.git.revert("--quit")
 
 
 def files_at(repo: Any, ref: str, prefix: str) -> dict[str, bytes]:

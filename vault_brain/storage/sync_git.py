@@ -20,7 +20,8 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
 
 ATTRIBUTES_HEADER = "# vb's merge drivers"
-# merge attribute -> the kind `vb merge-driver` is given (None: git's `true`, keep ours)
+# merge attribute -> the kind git's driver (`interfaces.git_merge`) is given
+# (None: git's `true`, keep ours)
 DRIVERS: dict[str, str | None] = {
     "vb-note": "note",
     "vb-jsonl": "jsonl",
@@ -82,7 +83,7 @@ def network_env() -> dict[str, str]:
 
 def driver_command(kind: str, python: str | None = None) -> str:
     exe = shlex.quote(python or sys.executable)
-    return f"{exe} -m vault_brain merge-driver {kind} %O %A %B %P"
+    return f"{exe} -m vault_brain.interfaces.git_merge {kind} %O %A %B %P"
 
 
 def install_drivers(repo: Any) -> bool:
@@ -287,6 +288,10 @@ class BothChanged:
 class MergeStart:
     base: str
     both: list[BothChanged] = field(default_factory=list)
+    bases: list[str] = field(default_factory=list)
+    """Every merge base: more than one after a criss-cross (two machines that merged each
+    other's commits); then `both` holds every file that differs between the two sides, and
+    each file's ancestor is `base_blob` of them."""
     unmerged: dict[str, dict[int, str]] = field(default_factory=dict)
     """path -> {stage: blob sha} for what git left conflicted (1 base, 2 ours, 3 theirs)."""
 
@@ -331,16 +336,23 @@ def start_merge(repo: Any, ref: str) -> None:
 def merge_state(repo: Any, other: str = "MERGE_HEAD", base: str | None = None) -> MergeStart:
     """What the merge of `other` in progress left for vb: the files both sides changed since
     `base` (default: their merge base; a cherry-pick: the picked commit's parent)."""
-    base = base or repo.git.merge_base("HEAD", other).strip()
-    ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, other)
-    trees = {c: _tree(repo, c) for c in (base, "HEAD", other)}
+    bases = [base] if base else repo.git.merge_base("--all", "HEAD", other).split()
+    base = bases[0]
     unmerged: dict[str, dict[int, str]] = {}
     for line in repo.git.ls_files("-u", "-z").split("\0"):
         if line:
             meta, _, path = line.partition("\t")
             _mode, sha, stage = meta.split()
             unmerged.setdefault(path, {})[int(stage)] = sha
-    state = MergeStart(base, unmerged=unmerged)
+    state = MergeStart(base, unmerged=unmerged, bases=bases)
+    if len(bases) > 1:  # a criss-cross: every file the sides hold differently
+        head, there = _tree(repo, "HEAD"), _tree(repo, other)
+        for path in sorted(set(head) & set(there)):
+            if head[path] != there[path] and path not in unmerged:
+                state.both.append(BothChanged(path, None, head[path], there[path]))
+        return state
+    ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, other)
+    trees = {c: _tree(repo, c) for c in (base, "HEAD", other)}
     for old in sorted(set(ours) & set(theirs)):
         mine, their_path = ours[old], theirs[old]
         path = mine if mine != old else their_path
@@ -349,6 +361,36 @@ def merge_state(repo: Any, other: str = "MERGE_HEAD", base: str | None = None) -
             continue  # git's conflict (resolved from its stages), or deleted on both sides
         state.both.append(BothChanged(path, trees[base].get(old), ours_blob, theirs_blob))
     return state
+
+
+class Ancestors:
+    """The ancestor of a file for a merge with several merge bases, built the way git's
+    recursive strategy builds its virtual ancestor: the bases merged (with vb's merge of that
+    kind of file) against their own merge bases, recursively. One per merge: trees and merge
+    bases are cached."""
+
+    def __init__(self, repo: Any, bases: list[str]) -> None:
+        self.repo, self.bases = repo, bases
+        self._trees: dict[str, dict[str, str]] = {}
+        self._bases: dict[tuple[str, str], list[str]] = {}
+
+    def blob(self, path: str, merge: Any, commits: list[str] | None = None) -> bytes:
+        """`merge(base, ours, theirs) -> bytes` merges two versions of `path`."""
+        commits = commits or self.bases
+        data = self._at(commits[0], path)
+        for other in commits[1:]:
+            key = (commits[0], other)
+            if key not in self._bases:
+                self._bases[key] = self.repo.git.merge_base("--all", *key).split()
+            inner = self._bases[key]
+            ancestor = self.blob(path, merge, inner) if inner else b""
+            data = merge(ancestor, data, self._at(other, path))
+        return data
+
+    def _at(self, commit: str, path: str) -> bytes:
+        if commit not in self._trees:
+            self._trees[commit] = _tree(self.repo, commit)
+        return blob(self.repo, self._trees[commit].get(path))
 
 
 def blob(repo: Any, sha: str | None) -> bytes:

@@ -79,9 +79,21 @@ def switch(name: NameArg, as_json: JsonOpt = False) -> None:
 
 
 @persona_app.command()
-def merge(name: NameArg, as_json: JsonOpt = False) -> None:
-    """Merge a persona's memories into the current one."""
-    _run("merge", name, as_json)
+def merge(
+    name: NameArg,
+    undo: Annotated[
+        bool,
+        typer.Option(
+            "--undo",
+            help="Undo the last merge of this persona instead: a new commit reverts its merge "
+            "commit (history is kept; counters lose what the merge added). Merging the "
+            "persona again later brings nothing back: git counts it as merged.",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Merge a persona's memories into the current one (--undo reverts the last merge)."""
+    _run("undo-merge" if undo else "merge", name, as_json)
 
 
 @persona_app.command("cherry-pick")

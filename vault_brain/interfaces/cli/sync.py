@@ -1,4 +1,4 @@
-"""vb sync (git's per-file merge driver, `vb merge-driver`, is `cli.merge_driver`)."""
+"""vb sync (git's per-file merge driver, `vb merge-driver`, is `interfaces.git_merge`)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ def render_sync(result: SyncResult) -> str:
         if result.committed
         else "nothing to commit"
     ]
+    lines[:0] = result.notices
     if result.resumed:
         lines.append("finished a sync that was interrupted")
     if result.merged:

@@ -1,0 +1,85 @@
+"""A note's counters merged against the common ancestor, and how a counter's number is
+written back.
+
+Light on purpose (no `typing` or `dataclasses` at run time): git's per-file merge driver
+imports it in a process of its own for every note. `domain.sync_merge` re-exports it.
+
+- `access_count` = base + both sides' increments;
+- `credit` = base + both sides' changes, clamped to [0, 1];
+- `last_accessed` and `updated` take the later moment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from vault_brain.domain.clock import parse_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+SUM_KEYS = ("access_count", "credit")
+LATEST_KEYS = ("last_accessed", "updated")
+COUNTER_KEYS = SUM_KEYS + LATEST_KEYS
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def _moment(value: Any) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.astimezone()
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day).astimezone()
+    return parse_time(value)
+
+
+def merge_counters(
+    base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The merged value of each counter key either side has (keys neither side has are
+    absent). A value that is not a number or a time is left to the line merge."""
+    merged: dict[str, Any] = {}
+    for key in SUM_KEYS:
+        if key not in ours and key not in theirs:
+            continue
+        b, o, t = _number(base.get(key)), _number(ours.get(key)), _number(theirs.get(key))
+        default = 0.0 if key == "access_count" else 0.5
+        start = b if b is not None else (default if key == "credit" else 0.0)
+        o = o if o is not None else start
+        t = t if t is not None else start
+        if (key in ours and _number(ours[key]) is None) or (
+            key in theirs and _number(theirs[key]) is None
+        ):
+            continue
+        total = start + (o - start) + (t - start)
+        if key == "access_count":
+            merged[key] = max(0, round(total))
+        else:
+            merged[key] = round(min(1.0, max(0.0, total)), 6)
+    for key in LATEST_KEYS:
+        candidates = [(m, v) for v in (ours.get(key), theirs.get(key)) if (m := _moment(v))]
+        if candidates:
+            merged[key] = max(candidates, key=lambda pair: pair[0])[1]
+    return merged
+
+
+def render_float(value: float) -> str:
+    """A float as front matter holds it, read back as a float by YAML 1.1 and 1.2: always
+    with a '.', never in exponent form, at most six decimals."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = f"{round(value, 6):.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
