@@ -14,6 +14,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -119,14 +120,28 @@ def test_captures_in_their_own_process_are_indexed_and_seen(
         assert proxy.app.state.proxy.keeper._in_flight == {}  # every write reported indexed
 
 
-def test_access_counters_are_written_on_close(vault: Path, upstream: FakeLLMServer) -> None:
-    """Counters wait to be written in one batch; closing writes them, none lost."""
+@pytest.mark.parametrize("in_child", [False, True], ids=["in-process", "capture-process"])
+def test_access_counters_are_written_on_close(
+    vault: Path, upstream: FakeLLMServer, in_child: bool
+) -> None:
+    """Counters wait to be written in one batch; closing writes them, none lost (by the
+    capture process when there is one: the batch's index commit is then not the server's)."""
     note = vault / "entities/people/gus.md"
     note.parent.mkdir(parents=True, exist_ok=True)
     note.write_text(note_text("wheelbarrow"), encoding="utf-8")
-    with serving(vault, upstream) as proxy, httpx2.Client(timeout=30) as client:
+    with (
+        serving(vault, upstream, capture_process=in_child) as proxy,
+        httpx2.Client(timeout=30) as client,
+    ):
+        writer = proxy.app.state.proxy.writer
         for n in range(3):  # three conversations (a repeated request is recorded once)
             question = f"where is the wheelbarrow ({n})?"
             assert injected(client, proxy.url, question) == ["entity-people-gus"]
         proxy.idle()
+        if in_child:
+            written: list[dict[str, Any]] = []
+            recorder = writer._recorder
+            recorder.record_access = lambda accessed: written.append(accessed) or []
     assert "access_count: 3" in note.read_text(encoding="utf-8")
+    if in_child:  # (the server's own API was never asked to write them)
+        assert written == [] and writer._capturer._proc is None

@@ -1,7 +1,8 @@
-"""The capture of `vb serve` (a conversation's flush and rolling summary, see `app.turns`) in a
-process of its own, so that it does not compete with the requests' retrieval for the
-interpreter: in the server's own process a capture holds the interpreter for 50-150 ms
-at a time, and on a busy proxy captures run most of the time.
+"""The capture of `vb serve` (a conversation's flush and rolling summary, see `app.turns`), and
+the writing of the access counters its retrievals add up, in a process of its own, so that
+they do not compete with the requests' retrieval for the interpreter: in the server's own
+process a capture holds the interpreter for 50-150 ms at a time (a batch of counters, a
+Whoosh commit, as long), and on a busy proxy captures run most of the time.
 
 The server's capture thread sends the child one conversation at a time and waits for its
 summary; the child writes the notes, indexes them and answers. Its writes are announced
@@ -101,11 +102,32 @@ class CaptureProcess:
         return proc
 
     def capture(self, session: str) -> str | None:
+        """Capture one conversation in the child; its summary's query text, or None."""
+        try:
+            summary = self._ask({"capture": session})
+        except (OSError, ValueError) as exc:
+            log.error("capture of %s not done (%s): starting the process again", session, exc)
+            return None
+        return summary if isinstance(summary, str) else None
+
+    def record_access(self, accessed: dict[str, tuple[int, str]]) -> list[str]:
+        """`ProxyAPI.record_access` in the child (a batch re-indexes its notes: a Whoosh
+        commit of 50-300 ms that held the server's interpreter). A VaultBrainError of the
+        child's is raised here with its message; a child that died, as an OSError: the
+        caller keeps the counters for the next batch either way."""
+        answer = self._ask({"access": {rel: list(value) for rel, value in accessed.items()}})
+        if isinstance(answer, dict) and "error" in answer:
+            raise VaultBrainError(str(answer["error"]), hint=str(answer.get("hint") or ""))
+        return [str(rel) for rel in answer or []]
+
+    def _ask(self, request: dict[str, Any]) -> Any:
+        """Send one request and relay the child's write announcements until its answer
+        (`done`); a child that fails is stopped (the next request starts another)."""
         with self._lock:
             proc = self._started()
             assert proc.stdin is not None and proc.stdout is not None
             try:
-                _send(proc.stdin, {"capture": session})
+                _send(proc.stdin, request)
                 while True:
                     line = proc.stdout.readline()
                     if not line:
@@ -119,12 +141,10 @@ class CaptureProcess:
                         if self.indexed is not None:
                             self.indexed(message["indexed"], message.get("stamps") or {})
                     else:
-                        summary = message.get("done")
-                        return summary if isinstance(summary, str) else None
-            except (OSError, ValueError) as exc:
-                log.error("capture of %s not done (%s): starting the process again", session, exc)
+                        return message.get("done")
+            except (OSError, ValueError):
                 self._stop(proc)
-                return None
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -177,11 +197,24 @@ def child() -> None:
     api.vault.writing, api.vault.indexed = writing, indexed
     try:
         while line := sys.stdin.readline():
-            session = json.loads(line).get("capture")
-            if isinstance(session, str):
-                _send(out, {"done": capture(api, session)})
+            request = json.loads(line)
+            if isinstance(request.get("capture"), str):
+                _send(out, {"done": capture(api, request["capture"])})
+            elif isinstance(request.get("access"), dict):
+                _send(out, {"done": _access(api, request["access"])})
     finally:
         api.close()
+
+
+def _access(api: Any, accessed: dict[str, Any]) -> Any:
+    """Write access counters (the child's side of `CaptureProcess.record_access`)."""
+    try:
+        return api.record_access({rel: (int(n), str(at)) for rel, (n, at) in accessed.items()})
+    except VaultBrainError as exc:
+        return {"error": exc.message, "hint": exc.hint}
+    except Exception as exc:  # a bug: say so; the server keeps the counters for next time
+        log.exception("access counters not written (internal error)")
+        return {"error": f"internal error ({type(exc).__name__})", "hint": ""}
 
 
 if __name__ == "__main__":

@@ -216,9 +216,13 @@ class TurnWriter:
             return
         try:
             self._give_way()
-            self._recorder.record_access(accessed)
-        except VaultBrainError as exc:  # e.g. the vault locked for long: next time
-            log.warning("access counters not written yet: %s", exc.one_line())
+            if isinstance(self._capturer, CaptureProcess):  # (its index commit, off our lock)
+                self._capturer.record_access(accessed)
+            else:
+                self._recorder.record_access(accessed)
+        except (VaultBrainError, OSError, ValueError) as exc:  # e.g. the vault locked: later
+            why = exc.one_line() if isinstance(exc, VaultBrainError) else f"its process: {exc}"
+            log.warning("access counters not written yet (%s)", why)
             for rel, (times, stamp) in accessed.items():
                 later = self._accessed.get(rel, (0, stamp))
                 self._accessed[rel] = (times + later[0], later[1])
