@@ -140,8 +140,12 @@ def test_access_counters_are_written_on_close(
         proxy.idle()
         if in_child:
             written: list[dict[str, Any]] = []
-            recorder = writer._recorder
-            recorder.record_access = lambda accessed: written.append(accessed) or []
+
+            def spy(accessed: dict[str, Any]) -> list[str]:
+                written.append(accessed)
+                return []
+
+            writer._recorder.record_access = spy
     assert "access_count: 3" in note.read_text(encoding="utf-8")
     if in_child:  # (the server's own API was never asked to write them)
         assert written == [] and writer._capturer._proc is None
