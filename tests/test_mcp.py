@@ -528,6 +528,32 @@ def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: P
     ]
 
 
+def test_edits_and_searches_in_a_tight_loop_never_see_a_stale_index(
+    server: McpServer, vault: Path
+) -> None:
+    """`vb mcp` keeps its index current from a vault watcher, not a walk before each call:
+    a note saved by hand (atomically, as editors do, or in place) just before a search is
+    found by that very search, and an old word of it is gone, every time."""
+    rel = "entities/projects/loop.md"
+    previous = None
+    for n in range(25):
+        word = f"zqword{n}x"
+        text = f"---\ntitle: Loop\n---\nThe loop says {word}.\n"
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if n % 2:
+            path.write_text(text, encoding="utf-8")  # in place
+        else:
+            tmp = path.with_name(".loop.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)  # as an editor saves
+        hits = server.ok("memory_search", {"query": word})["results"]
+        assert [h["path"] for h in hits] == [rel], n
+        if previous is not None:
+            assert server.ok("memory_search", {"query": previous})["results"] == [], n
+        previous = word
+
+
 def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Path) -> None:
     server = McpServer(server_params(vault, VB_LOCK_TIMEOUT="0.5"))
     try:

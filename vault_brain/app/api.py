@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from vault_brain.app.access import AccessRecorder
     from vault_brain.app.apply import PlanResult
     from vault_brain.app.credit import CreditReport, FeedbackResult
+    from vault_brain.app.index_keeper import IndexKeeper
     from vault_brain.app.lifecycle import CompactResult, MaintainResult
     from vault_brain.app.memory_file import MemoryFileResult
     from vault_brain.app.status import StatusReport
@@ -87,6 +88,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
         self._lock = threading.Lock()
         self._strategy = file_stamp(vault.paths.strategy)
         self.access: AccessRecorder | None = None
+        self.keeper: IndexKeeper | None = None
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
 
@@ -152,8 +154,23 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:
-        """Live: the index is reconciled before each call (`app.proxy` throttles it)."""
-        vault.reconcile(force=True)
+        """Live: the index is brought up to date before each call, by the index keeper when
+        there is one (`keep_index`), else by a walk over the files (`app.proxy` throttles
+        it)."""
+        if self.keeper is not None:
+            self.keeper.settle()
+        else:
+            vault.reconcile(force=True)
+
+    def keep_index(self) -> None:
+        """Live: keep the index current from a vault watcher's reports (`app.index_keeper`)
+        instead of a walk over every file before each call (at 10k notes, most of a warm
+        MCP search). Reads still see every change made before them."""
+        from vault_brain.app.index_keeper import IndexKeeper  # lazy: long-lived processes
+        from vault_brain.app.proxy import ProxyAPI
+
+        if self.is_live and self.keeper is None:
+            self.keeper = IndexKeeper(ProxyAPI(Vault(self._vault.paths, self._vault.env)))
 
     def act_as(self, name: str) -> Agent:
         """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
@@ -184,9 +201,11 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             vault.searcher.search("warm up", 1)
 
     def close(self) -> None:
-        """Record every retrieval still pending (waits for the vault lock)."""
+        """Record every retrieval still pending (waits for the vault lock); stop the keeper."""
         if self.access is not None:
             self.access.close()
+        if self.keeper is not None:
+            self.keeper.close()
 
     def _memory_rel(self, vault: Vault, ref: str) -> str:
         """The path of a memory note (not STRATEGY.md, MEMORY.md, a transcript or a log)."""

@@ -203,8 +203,11 @@ def serve(
 
 
 def _warm(api: MemoryAPI) -> None:
-    """Warm-up failures are left for the first call, which reports them as a tool error."""
+    """Watch the vault (the index kept current without a walk before each call), reconcile
+    and open the index. Failures are left for the first call, which reports them as a tool
+    error (and walks the files, as it does where the system gives no watcher)."""
     with contextlib.suppress(Exception):
+        api.keep_index()
         api.warm_up()
 
 

@@ -125,6 +125,7 @@ def session(
         return
     session_id = new_session_id("session")
     api = MemoryAPI.live(vault, session_id, source="session")
+    api.keep_index()  # (a watcher, not a walk over the vault before each of the agent's calls)
     llm = check_model(api)
     recover(api, client, vault.root, _err)
     api.memory_file()
