@@ -74,6 +74,36 @@ def merge_counters(
     return merged
 
 
+class Places:
+    """Which version of a note each merged counter is written into before the line merge."""
+
+    def __init__(
+        self,
+        base: tuple[str, ...],
+        ours: tuple[str, ...],
+        theirs: tuple[str, ...],
+        dropped: tuple[str, ...],
+    ) -> None:
+        self.base, self.ours, self.theirs, self.dropped = base, ours, theirs, dropped
+
+
+def counter_places(
+    counters: Mapping[str, Any],
+    base: Mapping[str, Any],
+    theirs: Mapping[str, Any],
+) -> Places:
+    """Where the merged counters go so that the line merge writes each key once and never
+    sees two machines' counter lines as a clash: a key the ancestor has is set in all three
+    versions (its line then agrees everywhere); a key the ancestor lacks is written into
+    ours only -- at ours' place when ours added it (the person's key order on this
+    machine), else where a new key goes -- and dropped from theirs. Two additions at two
+    places would both be kept (the key twice), and two different keys added at one place
+    (credit on one machine, access_count on the other) would clash."""
+    had = tuple(k for k in counters if k in base)
+    dropped = tuple(k for k in counters if k not in base and k in theirs)
+    return Places(had, tuple(counters), had, dropped)
+
+
 def render_float(value: float) -> str:
     """A float as front matter holds it, read back as a float by YAML 1.1 and 1.2: always
     with a '.', never in exponent form, at most six decimals."""
