@@ -275,3 +275,32 @@ def test_the_driver_process_writes_a_counter_both_sides_added_once(tmp_path: Pat
     assert (tmp_path / "ours").read_bytes() == ADDED_MERGED.replace(
         b"id: t\n", b"id: t\nweird: &anchor value\n"
     )
+
+
+def test_counters_read_first_here_and_a_property_added_there_do_not_clash(
+    tmp_path: Path,
+) -> None:
+    """One machine's first read adds access_count and last_accessed at the end of the front
+    matter while a person adds a property there on the other: no conflict copy, both kept,
+    whichever side is ours (in-process and through git's per-file driver)."""
+    base = b"---\nid: q\ntitle: Quince\ncredit: 0.5\n---\nQuinces ripen late.\n"
+    read = base.replace(
+        b"credit: 0.5\n",
+        b"credit: 0.5\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\n",
+    )
+    prop = base.replace(b"credit: 0.5\n", b"credit: 0.5\nreviewed: yes\n")
+    both = base.replace(
+        b"credit: 0.5\n",
+        b"credit: 0.5\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\nreviewed: yes\n",
+    )
+    # ours without the counters: they go where a new key goes, after the property
+    after = prop.replace(
+        b"reviewed: yes\n",
+        b"reviewed: yes\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\n",
+    )
+    for ours, theirs, merged in ((read, prop, both), (prop, read, after)):
+        full = merge_note(base, ours, theirs)
+        assert full.conflict is None and full.data == merged
+        assert merge_note_light(base, ours, theirs) == merged
+        proc = run_driver(tmp_path, base, ours, theirs)
+        assert proc.returncode == 0 and (tmp_path / "ours").read_bytes() == merged

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vault_brain.domain.counters_merge import counter_places
+from vault_brain.domain.counters_merge import anchor_new_keys, counter_places
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync_merge import (
     merge_counters,
@@ -88,6 +88,7 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
         theirs_n = _set(theirs, {k: counters[k] for k in at.theirs}, where, at.dropped)
     except VaultBrainError:
         return _lines_or_copy(base, ours, theirs)
+    base_n, theirs_n = _anchored(ours_n, base_n, theirs_n, at.new)
     done = _trivial(base_n, ours_n, theirs_n)
     if done is not None:
         return Merged(done)
@@ -95,6 +96,22 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
     if merged is None or parse_text(merged).error:
         return Merged(ours_n, conflict=theirs)
     return Merged(merged)
+
+
+def _anchored(
+    ours: bytes, base: bytes, theirs: bytes, keys: tuple[str, ...]
+) -> tuple[bytes, bytes]:
+    """The ancestor and theirs with the new counters' lines of ours at ours' place
+    (`anchor_new_keys`), when both can take them; else as they are."""
+    if not keys:
+        return base, theirs
+    try:
+        texts = [anchor_new_keys(ours.decode(), x.decode(), keys) for x in (base, theirs)]
+    except UnicodeDecodeError:
+        return base, theirs
+    if texts[0] is None or texts[1] is None:
+        return base, theirs
+    return texts[0].encode(), texts[1].encode()
 
 
 def _set(raw: bytes, values: dict[str, Any], where: str, drop: tuple[str, ...] = ()) -> bytes:

@@ -21,6 +21,7 @@ import re
 
 from vault_brain.domain.counters_merge import (
     COUNTER_KEYS,
+    anchor_new_keys,
     counter_places,
     merge_counters,
     render_float,
@@ -265,6 +266,10 @@ def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     ]
     if any(x is None for x in texts):
         return None
+    if at.new:  # the new counters' lines at ours' place in all three (see merge_files)
+        anchored = [anchor_new_keys(str(texts[1]), str(x), at.new) for x in (texts[0], texts[2])]
+        if anchored[0] is not None and anchored[1] is not None:
+            texts[0], texts[2] = anchored
     base_n, ours_n, theirs_n = (str(x).encode("utf-8") for x in texts)
     done = _trivial(base_n, ours_n, theirs_n)
     if done is not None:
