@@ -153,15 +153,20 @@ class Week:
 
     def append(self, root: Path, topic: int, day: int) -> None:
         path = find(root, topic)
-        new = f"Appended on day {day} by the person on {root.name} to topic{topic}."
+        new = f"Appended on day {day} on {root.name} to topic{topic} ({len(self.texts)})."
         with path.open("a", encoding="utf-8") as handle:
             handle.write(new + "\n")
         self.texts.append(new)
 
-    def archive(self, root: Path, topic: int) -> None:
+    def archive(self, root: Path, topic: int, day: int) -> None:
+        """Archived on one machine while the other's person appends to it where it is there
+        (not yet moved: the merge must carry the new line into the archived note)."""
         path = find(root, topic)
-        if path.relative_to(root).parts[0] != "archive":
-            self.api(root, f"{root.name}-person").archive(path.relative_to(root).as_posix(), "done")
+        assert path.relative_to(root).parts[0] != "archive"
+        self.api(root, f"{root.name}-person").archive(path.relative_to(root).as_posix(), "done")
+        other = self.b if root == self.a else self.a
+        assert find(other, topic).relative_to(other).parts[0] == "entities"
+        self.append(other, topic, day)
 
     # -- syncing ----------------------------------------------------------------------------
     def sync(self, root: Path) -> dict[str, Any]:
@@ -254,7 +259,7 @@ def test_a_week_of_two_machines_on_one_vault(remote: Path, cli: Any, monkeypatch
             if phase == 0:
                 week.person_edits(day)
             if phase == 1 and day in archive_on:
-                week.archive(*archive_on[day])
+                week.archive(*archive_on[day], day)
             week.later(4)
     for root in (week.a, week.b, week.a):
         week.sync(root)
@@ -292,6 +297,8 @@ def test_a_week_of_two_machines_on_one_vault(remote: Path, cli: Any, monkeypatch
         assert sorted(said) == sorted(week.shared_messages)
         archived = {p for p in found if found[p].get("archived")}
         assert len(archived) == len(archive_on)
+        for _machine, topic in archive_on.values():  # moved, with the other's new line
+            assert find(root, topic).relative_to(root).parts[0] == "archive"
     c = clone(remote, "c", cli)
     for name in ("a", "b"):
         res = cli("--vault", str(c), "search", f"kiwi62{name} likes tea", "--json")
