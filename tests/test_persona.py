@@ -201,3 +201,30 @@ def test_a_persona_merge_is_undone_by_a_revert_commit(root: Path, cli: Any) -> N
     assert "undo merge work (revert" in subject
     again = cli("--vault", str(root), "persona", "merge", "ghost", "--undo")
     assert again.exit_code != 0 and "no merge commit of persona 'ghost'" in again.stderr
+
+
+def test_a_stale_index_lock_is_removed_before_a_persona_switch(root: Path, cli: Any) -> None:
+    """A kill inside `git commit` leaves .git/index.lock: `vb persona switch` (which commits
+    pending changes first) removes an old one with a notice, as `vb sync` does, and reports
+    a fresh one in one line, keeping it."""
+    import os
+    import time
+
+    vb(cli, root, "persona", "create", "work")
+    lock = root / ".git" / "index.lock"
+    add(root, "Grace", "Grace writes compilers.")  # pending: the switch commits it
+    lock.write_bytes(b"")
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    res = cli("--vault", str(root), "persona", "switch", "work")
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("removed a stale ") and not lock.exists()
+    assert "pending changes committed first" in res.stdout
+    assert git("status", "--porcelain", cwd=root) == ""
+    lock.write_bytes(b"")  # fresh: a git may hold it
+    res = cli("--vault", str(root), "persona", "switch", "main")
+    assert res.exit_code != 0 and lock.exists()
+    first, *rest = res.stderr.strip().splitlines()
+    assert "another git command holds" in first and "index.lock" in first
+    assert rest and "if no git is running, delete that file" in rest[0]
+    assert git("branch", "--show-current", cwd=root).strip() == "work"

@@ -216,3 +216,91 @@ def test_sync_replaces_an_older_driver_command_in_the_clone(
     assert res.exit_code == 0, res.stdout + res.stderr
     assert git("config", "merge.vb-note.driver", cwd=root).strip() == driver_command("note")
     assert "vault_brain.interfaces.git_merge note %O %A %B %P" in driver_command("note")
+
+
+# a counter the ancestor lacks, added on both sides at different places in the front matter
+ADDED_BASE = b"---\nid: t\ntitle: T\ntags: [a]\n---\none\n\nmiddle\n\ntwo\n"
+ADDED_OURS = b"---\nid: t\naccess_count: 2\ntitle: T\ntags: [a]\n---\none\n\nmiddle\n\ntwo (ours)\n"
+ADDED_THEIRS = (
+    b"---\nid: t\ntitle: T\ntags: [a]\naccess_count: 3\n---\none (theirs)\n\nmiddle\n\ntwo\n"
+)
+ADDED_MERGED = (
+    b"---\nid: t\naccess_count: 5\ntitle: T\ntags: [a]\n---\none (theirs)\n\nmiddle\n\ntwo (ours)\n"
+)
+
+
+def test_a_counter_both_sides_added_is_written_once_at_our_place() -> None:
+    """Both machines add `access_count` (absent in the ancestor) at different places: the
+    merge writes it once, where ours has it, with both sides' increments from 0."""
+    full = merge_note(ADDED_BASE, ADDED_OURS, ADDED_THEIRS)
+    assert full.conflict is None and full.data == ADDED_MERGED
+    assert merge_note_light(ADDED_BASE, ADDED_OURS, ADDED_THEIRS) == ADDED_MERGED
+    # theirs first: theirs' place now
+    swapped = merge_note(ADDED_BASE, ADDED_THEIRS, ADDED_OURS).data
+    assert swapped.count(b"access_count") == 1 and b"[a]\naccess_count: 5\n---" in swapped
+    # every counter key at once, and one side alone adding a key: still once each
+    ours = ADDED_OURS.replace(b"title: T\n", b"title: T\ncredit: 0.6\nlast_accessed: 2026-01-02\n")
+    theirs = ADDED_THEIRS.replace(b"id: t\n", b"id: t\ncredit: 0.7\nupdated: 2026-01-03\n")
+    for merged in (
+        merge_note(ADDED_BASE, ours, theirs).data,
+        merge_note_light(ADDED_BASE, ours, theirs),
+    ):
+        assert merged is not None
+        head = merged.split(b"---\n")[1].decode()
+        assert [line.split(":")[0] for line in head.splitlines()] == [
+            "id",
+            "access_count",
+            "title",
+            "credit",
+            "last_accessed",
+            "tags",
+            "updated",
+        ]
+        assert "credit: 0.8\n" in head and "access_count: 5\n" in head
+
+
+def test_the_driver_process_writes_a_counter_both_sides_added_once(tmp_path: Path) -> None:
+    """The same through git's per-file driver: the light merge, and the full merge (a front
+    matter form the light one declines)."""
+    proc = run_driver(tmp_path, ADDED_BASE, ADDED_OURS, ADDED_THEIRS)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ours").read_bytes() == ADDED_MERGED
+    anchored = [
+        x.replace(b"id: t\n", b"id: t\nweird: &anchor value\n")
+        for x in (ADDED_BASE, ADDED_OURS, ADDED_THEIRS)
+    ]
+    assert merge_note_light(*anchored) is None  # declined: the full merge runs
+    proc = run_driver(tmp_path, *anchored)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ours").read_bytes() == ADDED_MERGED.replace(
+        b"id: t\n", b"id: t\nweird: &anchor value\n"
+    )
+
+
+def test_counters_read_first_here_and_a_property_added_there_do_not_clash(
+    tmp_path: Path,
+) -> None:
+    """One machine's first read adds access_count and last_accessed at the end of the front
+    matter while a person adds a property there on the other: no conflict copy, both kept,
+    whichever side is ours (in-process and through git's per-file driver)."""
+    base = b"---\nid: q\ntitle: Quince\ncredit: 0.5\n---\nQuinces ripen late.\n"
+    read = base.replace(
+        b"credit: 0.5\n",
+        b"credit: 0.5\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\n",
+    )
+    prop = base.replace(b"credit: 0.5\n", b"credit: 0.5\nreviewed: yes\n")
+    both = base.replace(
+        b"credit: 0.5\n",
+        b"credit: 0.5\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\nreviewed: yes\n",
+    )
+    # ours without the counters: they go where a new key goes, after the property
+    after = prop.replace(
+        b"reviewed: yes\n",
+        b"reviewed: yes\naccess_count: 1\nlast_accessed: 2026-03-07T08:00:00+00:00\n",
+    )
+    for ours, theirs, merged in ((read, prop, both), (prop, read, after)):
+        full = merge_note(base, ours, theirs)
+        assert full.conflict is None and full.data == merged
+        assert merge_note_light(base, ours, theirs) == merged
+        proc = run_driver(tmp_path, base, ours, theirs)
+        assert proc.returncode == 0 and (tmp_path / "ours").read_bytes() == merged

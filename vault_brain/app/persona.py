@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from vault_brain.app.results import Result, result
@@ -65,6 +66,8 @@ class PersonaResult(Result):
     conflict_copies: list[str] = field(default_factory=list)
     personas: list[Persona] = field(default_factory=list)
     """Every persona after the action."""
+    notices: list[str] = field(default_factory=list)
+    """What vb repaired first (a stale .git/index.lock removed)."""
 
 
 def persona(
@@ -81,8 +84,14 @@ def persona(
         raise UsageError(f"persona {action} needs {what}", hint="see `vb persona --help`")
     repo = g.open_repo(vault.root)
     try:
+        notices: list[str] = []
+        if action != "list":  # every other action writes the index: the rule of `vb sync`
+            from vault_brain.storage.git_lock import clear_stale_index_lock  # lazy
+
+            clear_stale_index_lock(Path(repo.git_dir), g.top(repo), notices.append)
         with _git_errors():
             out = _act(vault, repo, action, name or "", start, say or (lambda _t: None))
+        out.notices = notices
         out.current = pg.current(repo)
         out.commit = str(repo.head.commit.hexsha) if repo.head.is_valid() else None
         out.personas = [

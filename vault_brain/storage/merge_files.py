@@ -1,10 +1,11 @@
 """Three-way merges of the vault's files, bytes in and bytes out (the merge drivers' work).
 
-- note: counters merged by `domain.sync_merge.merge_counters` and written into all three
-  versions with the front matter editor (so those lines agree and never conflict), then the
-  rest merged line by line by `git merge-file`. Lines both sides changed: ours is the
-  result and theirs comes back as `conflict` (for a conflict copy beside the note); a
-  result never holds conflict markers.
+- note: counters merged by `domain.sync_merge.merge_counters` and written with the front
+  matter editor where `counter_places` says (a key the ancestor has into all three
+  versions, so those lines agree; a key it lacks into ours only, so it is written once and
+  never clashes), then the rest merged line by line by `git merge-file`. Lines both sides
+  changed: ours is the result and theirs comes back as `conflict` (for a conflict copy
+  beside the note); a result never holds conflict markers.
 - jsonl: record by record (`merge_records`).
 - tasks: by task id (`merge_tasks`); tasks both sides changed come back as `conflict`.
 - items: a project's items.json by item id (`merge_items`).
@@ -20,6 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from vault_brain.domain.counters_merge import anchor_new_keys, counter_places
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync_merge import (
     merge_counters,
@@ -79,12 +81,14 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
         return _lines_or_copy(base, ours, theirs)
     b, o, t = parsed
     counters = merge_counters(b.meta, o.meta, t.meta)
+    at = counter_places(counters, b.meta, t.meta)
     try:
-        base_n = _set(base, {k: v for k, v in counters.items() if k in b.meta}, where)
-        ours_n = _set(ours, counters, where)
-        theirs_n = _set(theirs, counters, where)
+        base_n = _set(base, {k: counters[k] for k in at.base}, where)
+        ours_n = _set(ours, {k: counters[k] for k in at.ours}, where)
+        theirs_n = _set(theirs, {k: counters[k] for k in at.theirs}, where, at.dropped)
     except VaultBrainError:
         return _lines_or_copy(base, ours, theirs)
+    base_n, theirs_n = _anchored(ours_n, base_n, theirs_n, at.new)
     done = _trivial(base_n, ours_n, theirs_n)
     if done is not None:
         return Merged(done)
@@ -94,13 +98,31 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
     return Merged(merged)
 
 
-def _set(raw: bytes, values: dict[str, Any], where: str) -> bytes:
-    """`raw` with the counter keys set to `values` (only the lines that differ change)."""
+def _anchored(
+    ours: bytes, base: bytes, theirs: bytes, keys: tuple[str, ...]
+) -> tuple[bytes, bytes]:
+    """The ancestor and theirs with the new counters' lines of ours at ours' place
+    (`anchor_new_keys`), when both can take them; else as they are."""
+    if not keys:
+        return base, theirs
+    try:
+        texts = [anchor_new_keys(ours.decode(), x.decode(), keys) for x in (base, theirs)]
+    except UnicodeDecodeError:
+        return base, theirs
+    if texts[0] is None or texts[1] is None:
+        return base, theirs
+    return texts[0].encode(), texts[1].encode()
+
+
+def _set(raw: bytes, values: dict[str, Any], where: str, drop: tuple[str, ...] = ()) -> bytes:
+    """`raw` with the counter keys set to `values` and the keys `drop` removed (only the
+    lines that differ change)."""
     meta = parse_text(raw).meta
     changes = {k: v for k, v in values.items() if k not in meta or meta[k] != v}
-    if not changes:
+    drop = tuple(k for k in drop if k in meta)
+    if not changes and not drop:
         return raw
-    return edit_front_matter(raw, changes, where=where)
+    return edit_front_matter(raw, changes, drop, where=where)
 
 
 def _lines_or_copy(base: bytes, ours: bytes, theirs: bytes) -> Merged:

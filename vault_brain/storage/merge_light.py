@@ -19,7 +19,13 @@ import datetime as dt
 import os
 import re
 
-from vault_brain.domain.counters_merge import COUNTER_KEYS, merge_counters, render_float
+from vault_brain.domain.counters_merge import (
+    COUNTER_KEYS,
+    anchor_new_keys,
+    counter_places,
+    merge_counters,
+    render_float,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,15 +144,17 @@ def _render(value: Any) -> str:
     return str(value)
 
 
-def _set(front: Front, values: dict[str, Any]) -> str | None:
-    """The note's text with the counters set to `values`: the lines of the keys that change
-    replaced, new keys added at the end of the front matter (as `frontmatter_edit` does)."""
+def _set(front: Front, values: dict[str, Any], drop: tuple[str, ...] = ()) -> str | None:
+    """The note's text with the counters set to `values` and the counters `drop` removed:
+    the lines of the keys that change replaced, new keys added at the end of the front
+    matter (as `frontmatter_edit` does)."""
     changes = {k: v for k, v in values.items() if k not in front.counters or front.counters[k] != v}
-    if not changes:
+    drop = tuple(k for k in drop if k in front.counters)
+    if not changes and not drop:
         return front.text
     if front.lines is None:
         return None  # a note without front matter gains a block: left to merge_note
-    lines = list(front.lines)
+    lines = [x for x in front.lines if not any(x.startswith(k + ":") for k in drop)]
     for key, value in changes.items():
         new = f"{key}: {_render(value)}\n"
         at = next((i for i, x in enumerate(lines) if x.startswith(key + ":")), None)
@@ -250,13 +258,18 @@ def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     b, o, t = fronts
     assert b is not None and o is not None and t is not None
     counters = merge_counters(b.counters, o.counters, t.counters)
+    at = counter_places(counters, b.counters, t.counters)
     texts = [
-        _set(b, {k: v for k, v in counters.items() if k in b.counters}),
-        _set(o, counters),
-        _set(t, counters),
+        _set(b, {k: counters[k] for k in at.base}),
+        _set(o, {k: counters[k] for k in at.ours}),
+        _set(t, {k: counters[k] for k in at.theirs}, at.dropped),
     ]
     if any(x is None for x in texts):
         return None
+    if at.new:  # the new counters' lines at ours' place in all three (see merge_files)
+        anchored = [anchor_new_keys(str(texts[1]), str(x), at.new) for x in (texts[0], texts[2])]
+        if anchored[0] is not None and anchored[1] is not None:
+            texts[0], texts[2] = anchored
     base_n, ours_n, theirs_n = (str(x).encode("utf-8") for x in texts)
     done = _trivial(base_n, ours_n, theirs_n)
     if done is not None:

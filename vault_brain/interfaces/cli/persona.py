@@ -35,7 +35,7 @@ def render(result: PersonaResult) -> str:
             for p in result.personas
         ]
         return table(["", "persona", "commit", "date", "last change"], rows)
-    lines = [result.message]
+    lines = [*result.notices, result.message]
     if result.merged_files:
         lines.append(f"{result.merged_files} files merged by vb")
     lines += [f"conflict copy: {path}" for path in result.conflict_copies]
