@@ -79,8 +79,7 @@ class HybridSearcher(Searcher):
                 warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
         files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
         self.embedded = self._vectors.sync(files, self._note_text)
-        if self.embedded or self._vectors.damaged or len(self._vectors.rels) != len(files):
-            self._vectors.damaged = None
+        if self._vectors.dirty:
             self._vectors.save(target)
         return self.embedded
 

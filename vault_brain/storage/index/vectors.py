@@ -108,6 +108,8 @@ class Vectors:
         self._set(rels or [], stamps or [], matrix)
         self.damaged: str | None = None
         """Why the file could not be used (it is rebuilt), or None."""
+        self.dirty = False
+        """Changed since loaded or saved."""
 
     def _set(self, rels: list[str], stamps: list[list[int]], matrix: Any) -> None:
         self.rels = rels
@@ -144,7 +146,7 @@ class Vectors:
     @classmethod
     def _damaged(cls, why: str) -> Vectors:
         found = cls()
-        found.damaged = why
+        found.damaged, found.dirty = why, True
         return found
 
     def save(self, path: Path) -> None:
@@ -158,6 +160,7 @@ class Vectors:
             matrix=self.matrix,
         )
         write_cache(path, buf.getvalue())
+        self.damaged, self.dirty = None, False
 
     def sync(
         self, files: Mapping[str, list[int]], text_of: Callable[[str], str | None]
@@ -182,6 +185,7 @@ class Vectors:
         kept = self.matrix[[self.row_of[rel] for rel in keep]] if keep else self.matrix[:0]
         stamps = [self.stamps[rel] for rel in keep] + [list(files[rel]) for rel in fresh]
         self._set(rels, stamps, np.concatenate([kept, new]))
+        self.dirty = True
         return fresh
 
     def similarity(self, query: str) -> Any:
