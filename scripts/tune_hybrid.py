@@ -36,8 +36,8 @@ from vault_brain.domain.ranking import fuse
 from vault_brain.storage.index.hybrid import HybridSearcher
 from vault_brain.storage.index.search import Searcher
 
-POOLS = (50, 100, 200)
-WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
+POOLS = (50, 100, 200, 300)
+WEIGHTS = (0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
 RRF_KS = (10, 30, 60)
 
 Case = tuple[dict[str, float], dict[str, float], list[str]]

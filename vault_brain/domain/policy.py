@@ -89,18 +89,18 @@ class Policy:
         "search",
     )
     hybrid_fusion: str = _setting(
-        "rrf",
+        "mix",
         "one_of:rrf,mix",
         "hybrid: how BM25 and embedding similarity combine: rrf (reciprocal ranks) or mix "
         "(scores scaled to [0, 1])",
         "search",
     )
     hybrid_vector_weight: float = _setting(
-        0.5, "float01", "hybrid: the embeddings' share of the fused score", "search"
+        0.3, "float01", "hybrid: the embeddings' share of the fused score", "search"
     )
-    hybrid_rrf_k: int = _setting(60, "int", "hybrid: rank offset of rrf fusion", "search")
+    hybrid_rrf_k: int = _setting(10, "int", "hybrid: rank offset of rrf fusion", "search")
     hybrid_candidates: int = _setting(
-        100, "int", "hybrid: candidates taken from each side before fusion", "search"
+        200, "int", "hybrid: candidates taken from each side before fusion", "search"
     )
     # Credit
     initial_score: float = _setting(
