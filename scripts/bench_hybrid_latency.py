@@ -40,12 +40,16 @@ def main() -> None:
     parser.add_argument("queries", type=Path)
     parser.add_argument("-n", type=int, default=200, help="queries timed (default 200)")
     parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("--candidates", type=int, help="hybrid_candidates (default: the policy's)")
     args = parser.parse_args()
     lines = args.queries.read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line)["query"] for line in lines if line.strip()][: args.n]
     vault = Vault.open(args.vault)
     vault.reconcile()
-    hybrid = HybridSearcher(vault.index, build_policy({"search_mode": "hybrid"}))
+    changes: dict[str, object] = {"search_mode": "hybrid"}
+    if args.candidates is not None:
+        changes["hybrid_candidates"] = args.candidates
+    hybrid = HybridSearcher(vault.index, build_policy(changes))
     started = time.perf_counter()
     embedded = len(hybrid.sync(rebuild=True))
     print(f"embedding {embedded} notes: {time.perf_counter() - started:.1f} s")
