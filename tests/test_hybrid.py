@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,25 @@ def test_vb_index_embeds_ahead_of_the_first_search(notes: Path, cli: Any, extra:
     from vault_brain.storage.index.vectors import Vectors
 
     assert len(Vectors.load(notes / ".vb" / "embeddings.npz").rels) == len(NOTES)
+
+
+def test_vb_watch_keeps_the_embeddings_current(notes: Path, extra: None) -> None:
+    from conftest import watching
+    from vault_brain.storage.index.vectors import Vectors
+
+    set_mode(notes, "hybrid")
+    cache = notes / ".vb" / "embeddings.npz"
+    with watching(notes):
+        deadline = time.monotonic() + 30
+        while len(Vectors.load(cache).rels) != len(NOTES):  # embedded as the watch starts
+            assert time.monotonic() < deadline, "vb watch did not embed the notes"
+            time.sleep(0.1)
+        (notes / "entities" / "people" / "eve.md").write_text(
+            "---\ntitle: Eve\n---\nEve sails a small boat\n", encoding="utf-8"
+        )
+        while "entities/people/eve.md" not in Vectors.load(cache).rels:
+            assert time.monotonic() < deadline, "vb watch did not embed the new note"
+            time.sleep(0.1)
 
 
 def test_the_model_loads_and_embeds_with_the_network_refused(extra: None) -> None:

@@ -3,10 +3,11 @@ fused by `domain.ranking.fuse`, then re-ranked with credit and recency like lexi
 
 The embeddings follow the index: before each search, the notes whose file stamp in the
 index's manifest differs from the one their vector was made at are embedded again (the
-index has just been reconciled, so this is exactly what changed); `vb index` does the same
-ahead of time. Filters (type, category, tag, scope, archive) select the vector side's
-candidates through the same Whoosh document sets as the lexical side. Whatever fails on the
-embedding side is logged and the search answers lexically: it never fails a search.
+index has just been reconciled, so this is exactly what changed); `vb index` and each batch
+of `vb watch` do the same ahead of time; a note write never touches them. Filters (type,
+category, tag, scope, archive) select the vector side's candidates through the same Whoosh
+document sets as the lexical side. Whatever fails on the embedding side is logged and the
+search answers lexically: it never fails a search.
 """
 
 from __future__ import annotations
