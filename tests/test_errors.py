@@ -277,6 +277,7 @@ def test_invalid_session_id_through_the_real_entry_point(vault: Path, note: dict
         ("credit_weight: lots", ("STRATEGY.md", "'credit_weight'", "'lots'", "expected a number")),
         ("bm25_b: 2", ("'bm25_b'", "between 0 and 1")),
         ("search_candidates: 2.5", ("'search_candidates'", "whole number")),
+        ("search_mode: fuzzy", ("'search_mode'", "one of: lexical, hybrid")),
         ("prune_interval: soon", ("'prune_interval'", "duration")),
         ("prune_skip_pinned: maybe", ("'prune_skip_pinned'", "true or false")),
         ("credit_weight: [unclosed", ("STRATEGY.md", "not valid YAML")),

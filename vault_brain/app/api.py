@@ -442,6 +442,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             result = (
                 vault.index.rebuild(progress) if rebuild else vault.reconcile(progress, force=True)
             )
+            vault.sync_embeddings(rebuild)
         return IndexResult(
             added=len(result.added),
             updated=len(result.updated),

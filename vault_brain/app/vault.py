@@ -63,7 +63,29 @@ class Vault:
 
     @cached_property
     def searcher(self) -> Searcher:
+        """The lexical searcher, or with `search_mode: hybrid` the hybrid one (lexical, after
+        one warning line, when the embeddings extra is missing)."""
+        if self.policy.search_mode == "hybrid":
+            from vault_brain.storage.index.hybrid import hybrid_searcher  # lazy: numpy, model
+
+            found = hybrid_searcher(self.index, self.policy)
+            if found is not None:
+                return found
         return Searcher(self.index, self.policy)
+
+    def sync_embeddings(self, rebuild: bool = False) -> None:
+        """Hybrid search: embed what the index changed now rather than at the next search
+        (every note with `rebuild`); best effort, and nothing to do when lexical."""
+        if self.policy.search_mode != "hybrid":
+            return
+        from vault_brain.storage.index.hybrid import HybridSearcher, warn_once
+
+        searcher = self.searcher
+        if isinstance(searcher, HybridSearcher):
+            try:
+                searcher.sync(rebuild=rebuild)
+            except Exception as exc:  # a cache: the next search tries again
+                warn_once(f"the embeddings were not updated ({type(exc).__name__}: {exc})")
 
     def reconcile(
         self, progress: Progress | None = None, force: bool = False, timeout: float | None = None

@@ -47,6 +47,7 @@ def run_watch(
     projects = ProjectWatch(vault, max(debounce, 0.5))
     # reconcile only once watching has begun, so an edit made during start-up is never missed
     vault.reconcile(force=True)
+    vault.sync_embeddings()  # (hybrid search only; best effort, like every call below)
     last_beat = 0.0
     try:
         while not stop.is_set():
@@ -75,6 +76,8 @@ def run_watch(
                 seconds = time.perf_counter() - started
                 status["batches"] += 1
                 changed = result.added + result.updated + result.removed
+                if changed or result.rebuilt:
+                    vault.sync_embeddings()
                 status["indexed"] += len(changed)
                 status["last_batch"] = {
                     "at": now_iso(),

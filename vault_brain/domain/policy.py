@@ -81,6 +81,27 @@ class Policy:
     )
     bm25_k1: float = _setting(1.0, "float", "BM25 term-frequency saturation", "search")
     bm25_b: float = _setting(0.6, "float01", "BM25 length normalisation", "search")
+    search_mode: str = _setting(
+        "lexical",
+        "one_of:lexical,hybrid",
+        "lexical (BM25) or hybrid (BM25 fused with note embeddings: needs the extra "
+        "vault-brain[embeddings])",
+        "search",
+    )
+    hybrid_fusion: str = _setting(
+        "mix",
+        "one_of:rrf,mix",
+        "hybrid: how BM25 and embedding similarity combine: rrf (reciprocal ranks) or mix "
+        "(scores scaled to [0, 1])",
+        "search",
+    )
+    hybrid_vector_weight: float = _setting(
+        0.3, "float01", "hybrid: the embeddings' share of the fused score", "search"
+    )
+    hybrid_rrf_k: int = _setting(10, "int", "hybrid: rank offset of rrf fusion", "search")
+    hybrid_candidates: int = _setting(
+        200, "int", "hybrid: candidates taken from each side before fusion", "search"
+    )
     # Credit
     initial_score: float = _setting(
         0.5, "float01", "credit of a memory no signal has touched yet", "credit"
@@ -234,6 +255,11 @@ def _coerce(setting: Setting, value: Any) -> Any:
         )
 
     kind = setting.kind
+    if kind.startswith("one_of:"):
+        choices = kind.removeprefix("one_of:").split(",")
+        if value not in choices:
+            raise bad(f"expected one of: {', '.join(choices)}")
+        return value
     if kind == "bool":
         if not isinstance(value, bool):
             raise bad("expected true or false")

@@ -3,7 +3,7 @@ for a diverse selection (pure)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -31,6 +31,44 @@ def blend(
         half_life = max(policy.recency_half_life_days, 1e-6)
         factor *= 1.0 + policy.recency_weight * 0.5 ** (days_since(stamp, now_ts) / half_life)
     return bm25 * factor, eff
+
+
+def fuse(
+    bm25: Mapping[str, float],
+    similarity: Mapping[str, float],
+    *,
+    rule: str,
+    weight: float,
+    rrf_k: int = 60,
+) -> dict[str, float]:
+    """Hybrid relevance of each candidate (key) from its BM25 score and its embedding
+    similarity; `weight` is the embeddings' share. Candidates are the keys of `similarity`
+    (every candidate has one); `bm25` holds the lexical candidates only (the others scored
+    below them: they count as unmatched).
+
+    - rrf (reciprocal rank fusion): `(1 - weight) / (rrf_k + lexical rank) + weight /
+      (rrf_k + similarity rank)`, ranks from 1, no lexical term for an unmatched note.
+    - mix: `(1 - weight) * bm25 / best bm25 + weight * (similarity - lowest) / (highest -
+      lowest)` over the candidates (0 for an unmatched note).
+
+    Ties in a ranking go to the smaller key, so the result never depends on dict order."""
+    if rule not in ("rrf", "mix"):
+        raise ValueError(f"unknown fusion rule {rule!r}")
+    by_sim = sorted(similarity, key=lambda key: (-similarity[key], key))
+    if rule == "rrf":
+        lexical = sorted((key for key in bm25 if bm25[key] > 0), key=lambda key: (-bm25[key], key))
+        fused = {key: weight / (rrf_k + rank) for rank, key in enumerate(by_sim, 1)}
+        for rank, key in enumerate(lexical, 1):
+            fused[key] = fused.get(key, 0.0) + (1 - weight) / (rrf_k + rank)
+        return fused
+    top = max((v for v in bm25.values() if v > 0), default=1.0)
+    low = min(similarity.values(), default=0.0)
+    spread = max(similarity.values(), default=0.0) - low
+    return {
+        key: (1 - weight) * max(bm25.get(key, 0.0), 0.0) / top
+        + weight * ((similarity[key] - low) / spread if spread > 0 else 1.0)
+        for key in by_sim
+    }
 
 
 def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:

