@@ -65,8 +65,8 @@ class HybridSearcher(Searcher):
         self._vectors: Vectors | None = None
         self.embedded: list[str] = []
         """The notes the last `sync` embedded (what changed since the one before)."""
-        self._rows_of: Any = None  # the Whoosh searcher `_rows` was read from
-        self._rows: dict[str, int] = {}
+        self._docnums_of: Any = None  # the Whoosh searcher `_docnums_found` was read from
+        self._docnums_found: dict[str, int] = {}
 
     def sync(self, rebuild: bool = False) -> list[str]:
         """Bring the embeddings in line with the index's manifest (all of them again with
@@ -132,7 +132,7 @@ class HybridSearcher(Searcher):
         self.sync()
         vectors = self._vectors
         assert vectors is not None
-        searcher = self.index.searcher()
+        searcher = self._searcher()
         docnum_of = self._docnums(searcher)
         allow, mask = self._allow_and_mask(searcher, filters)
         sims = vectors.similarity(text[:MAX_QUERY_CHARS]) if vectors.rels else np.zeros(0)
@@ -162,7 +162,7 @@ class HybridSearcher(Searcher):
             rrf_k=self.policy.hybrid_rrf_k,
         )
         now_ts = (now or dt.datetime.now().astimezone()).timestamp()
-        rows = row_column(searcher.reader())
+        rows = self._rows
         hits: list[Hit] = []
         for rel, relevance in fused.items():
             doc = docnum_of.get(rel)
@@ -190,14 +190,14 @@ class HybridSearcher(Searcher):
 
     def _docnums(self, searcher: Any) -> dict[str, int]:
         """Path -> docnum of every live note, read once per open Whoosh searcher."""
-        if searcher is not self._rows_of:
+        if searcher is not self._docnums_of:
             reader = searcher.reader()
             found: dict[str, int] = {}
             for doc, raw in enumerate(row_column(reader)):
                 if raw and not reader.is_deleted(doc):
                     found[str(json.loads(raw)["path"])] = doc
-            self._rows_of, self._rows = searcher, found
-        return self._rows
+            self._docnums_of, self._docnums_found = searcher, found
+        return self._docnums_found
 
     @staticmethod
     def _summary(searcher: Any, doc: int) -> str:

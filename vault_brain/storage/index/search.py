@@ -64,6 +64,15 @@ class Searcher:
             return None
         return parts[0] if len(parts) == 1 else And(parts)
 
+    def _searcher(self) -> Any:
+        """The index's Whoosh searcher; once it was reopened, what is read once per open
+        searcher (the filters' document sets, the row column) is read anew."""
+        searcher = self.index.searcher()
+        if searcher is not self._read_from:
+            self._read_from, self._masks = searcher, {}
+            self._rows = row_column(searcher.reader())
+        return searcher
+
     def _allow_and_mask(self, searcher: Any, filters: Filters) -> tuple[Any, Any]:
         """The notes a (normalised) filter lets a search return, as Whoosh's `filter` and
         `mask` document sets: (allowed, None), (None, left out) or (None, None) for all.
@@ -106,10 +115,7 @@ class Searcher:
         if not terms or k <= 0:
             return []
         filters = filters or Filters()
-        searcher = self.index.searcher()
-        if searcher is not self._read_from:  # (reopened: what was read of the old one goes)
-            self._read_from, self._masks = searcher, {}
-            self._rows = row_column(searcher.reader())
+        searcher = self._searcher()
         limit = max(k, self.policy.search_candidates)
         allow, mask = self._allow_and_mask(searcher, filters)
         if isinstance(allow, set) and not allow:
