@@ -7,42 +7,75 @@ Here each term's postings in each field are read once, in order, scored with the
 Whoosh's BM25F (its idf, its average field lengths, its quantised per-document lengths) and
 added up per document; the best `limit` are kept as Whoosh's top collector keeps them (higher
 score first, then the lower document number). The scores equal Whoosh's up to the order of
-the additions, i.e. in the last bits (`tests/test_search_warm.py` compares the two)."""
+the additions, i.e. in the last bits (`tests/test_search_warm.py` compares the two).
+
+What a segment holds never changes once it is written (deletions only mark documents), so
+`Segments` keeps, per segment, the field lengths and the postings of the terms asked for
+(as arrays: a warm process reads a frequent term's postings once, not on every query)."""
 
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
 from whoosh.matching import FilterMatcher
 
 MAX_REMEMBERED_LENGTHS = 64
+MAX_REMEMBERED_POSTINGS = 2_000_000  # postings kept, all terms together (about 12 bytes each)
 
 
-class Lengths:
-    """Each segment's field lengths as BM25F reads them (quantised, one per document), read
-    once per segment instead of through five calls per scored posting. Segments never change
-    once written (deletions do not change lengths), so their ids key the cache."""
+class Segments:
+    """What is read once per segment: field lengths and term postings, keyed by the
+    segment's id (a reopened index keeps the segments it still has)."""
 
     def __init__(self) -> None:
-        self._of: dict[tuple[str, str], list[int]] = {}
+        self._lengths: dict[tuple[str, str], list[int]] = {}
+        self._postings: dict[tuple[str, str, str], tuple[array[int], array[float]]] = {}
+        self._held = 0  # postings in `_postings`
 
-    def get(self, leaf: Any, fieldname: str) -> Any:
+    def lengths(self, leaf: Any, fieldname: str) -> Any:
         """A sequence docnum -> length for one leaf searcher (a segment's)."""
         segment = leaf.reader().segment()
         if segment is None:  # (not a segment's reader: ask it per document)
             read = leaf.doc_field_length
             return _PerDocument(lambda d: read(d, fieldname, 1))
         key = (segment.segment_id(), fieldname)
-        lengths = self._of.get(key)
+        lengths = self._lengths.get(key)
         if lengths is None:
             read = leaf.doc_field_length
             lengths = [read(d, fieldname, 1) for d in range(leaf.doc_count_all())]
-            if len(self._of) >= MAX_REMEMBERED_LENGTHS:
-                self._of.clear()
-            self._of[key] = lengths
+            if len(self._lengths) >= MAX_REMEMBERED_LENGTHS:
+                self._lengths.clear()
+            self._lengths[key] = lengths
         return lengths
+
+    def postings(self, reader: Any, field: str, term: str) -> tuple[Any, Any]:
+        """(docnums, term frequencies) of a term in one segment's reader, deleted documents
+        included: the caller leaves out `deleted_docs_set`'s (a segment with deletions wraps
+        its postings in a matcher that skips them at a method call per posting)."""
+        segment = reader.segment()
+        key = (segment.segment_id(), field, term) if segment is not None else None
+        found = self._postings.get(key) if key is not None else None
+        if found is not None:
+            return found
+        matcher = reader.postings(field, term)
+        if isinstance(matcher, FilterMatcher) and matcher.child is not None:
+            matcher = matcher.child
+        ids: array[int] = array("l")
+        weights: array[float] = array("d")
+        while matcher.is_active():
+            ids.append(matcher.id())
+            weights.append(matcher.weight())
+            matcher.next()
+        if key is not None:
+            if self._held + len(ids) > MAX_REMEMBERED_POSTINGS:
+                self._postings.clear()
+                self._held = 0
+            self._postings[key] = (ids, weights)
+            self._held += len(ids)
+        return ids, weights
 
 
 class _PerDocument:
@@ -53,18 +86,6 @@ class _PerDocument:
         return int(self._read(docnum))
 
 
-def _postings(reader: Any, field: str, term: str) -> tuple[Any, Any]:
-    """A term's postings in one segment, and the documents among them to skip (deleted ones).
-    A segment with deletions wraps its postings in a matcher that leaves them out, at a
-    method call per posting (a third of a search once access counters had re-indexed
-    notes); its set is tested here instead."""
-    postings = reader.postings(field, term)
-    deleted = getattr(reader, "deleted_docs_set", None)
-    if deleted and isinstance(postings, FilterMatcher) and postings.child is not None:
-        return postings.child, deleted
-    return postings, frozenset()
-
-
 def top_docs(
     searcher: Any,
     terms: Iterable[str],
@@ -73,7 +94,7 @@ def top_docs(
     *,
     b: float,
     k1: float,
-    lengths: Lengths,
+    segments: Segments,
     allow: set[int] | None = None,
     left_out: set[int] | None = None,
 ) -> list[tuple[int, float]]:
@@ -97,14 +118,14 @@ def top_docs(
                 leaf_reader = leaf.reader()
                 if (field, term) not in leaf_reader:
                     continue
-                fl = lengths.get(leaf, field)
-                postings, deleted = _postings(leaf_reader, field, term)
-                while postings.is_active():
-                    docnum, tf = postings.id(), postings.weight()
-                    if docnum not in deleted:
-                        score = idf * ((tf * k1_1) / (tf + k1 * (one_b + b * fl[docnum] / avgfl)))
-                        scores[docnum + offset] = get(docnum + offset, 0.0) + score
-                    postings.next()
+                fl = segments.lengths(leaf, field)
+                deleted = getattr(leaf_reader, "deleted_docs_set", None) or ()
+                ids, weights = segments.postings(leaf_reader, field, term)
+                for docnum, tf in zip(ids, weights, strict=True):
+                    if docnum in deleted:
+                        continue
+                    score = idf * ((tf * k1_1) / (tf + k1 * (one_b + b * fl[docnum] / avgfl)))
+                    scores[docnum + offset] = get(docnum + offset, 0.0) + score
     found: Iterable[tuple[int, float]] = scores.items()
     if allow is not None:
         found = ((d, s) for d, s in found if d in allow)

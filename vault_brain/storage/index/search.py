@@ -14,7 +14,7 @@ from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend
 from vault_brain.domain.text import unique
 from vault_brain.storage.frontmatter import body_text
-from vault_brain.storage.index.bm25 import Lengths, top_docs
+from vault_brain.storage.index.bm25 import Segments, top_docs
 from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
 from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.index.store import Index, filter_terms, row_column
@@ -53,7 +53,7 @@ class Searcher:
         self._read_from: Any = None
         self._masks: dict[Filters, tuple[set[int] | None, set[int] | None]] = {}
         self._rows: Any = None
-        self._lengths = Lengths()
+        self._segments = Segments()
 
     def terms(self, text: str) -> list[str]:
         return unique(token.text for token in self._ana(text[:MAX_QUERY_CHARS]))[:MAX_QUERY_TERMS]
@@ -160,7 +160,7 @@ class Searcher:
             limit,
             b=policy.bm25_b,
             k1=policy.bm25_k1,
-            lengths=self._lengths,
+            segments=self._segments,
             allow=allow,
             left_out=mask,
         )
