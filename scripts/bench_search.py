@@ -176,7 +176,7 @@ COLD_BREAKDOWN = textwrap.dedent('''\
     import typer  # noqa: F401
 
     marks.append(time.perf_counter())
-    import vault_brain.cli  # noqa: F401
+    import vault_brain.interfaces.cli.app  # noqa: F401
 
     marks.append(time.perf_counter())
     import whoosh.index, whoosh.searching, whoosh.scoring, whoosh.analysis  # noqa: E401,F401
@@ -637,7 +637,7 @@ def measure_watch(
         for n in range(rounds):
             spec = vault.notes[rng.randrange(len(vault.notes))]
             token = "benchwatch" + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
-            before = int(read_status(v).get("batches", 0))
+            before = int(read_status(v.paths).get("batches", 0))
             data = edits.original(spec.rel) + f"\nwatch edit {n}: {token}\n".encode()
             saved = time.perf_counter()
             edits.save(spec.rel, data)
@@ -655,7 +655,7 @@ def measure_watch(
             latencies.append(time.perf_counter() - saved)
             # The watcher's own time for the batch (status is written right after a batch).
             for _ in range(100):
-                status = read_status(v)
+                status = read_status(v.paths)
                 if int(status.get("batches", 0)) > before and status.get("last_batch"):
                     batch_seconds.append(float(status["last_batch"].get("seconds", 0.0)))
                     break

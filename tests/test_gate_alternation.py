@@ -1,8 +1,9 @@
-"""The gate's alternations, compiled for speed (`domain.gate.alternation`), answer exactly as
-the plain alternation of the same parts: `any_tested` patterns (yes/no) say yes for the same
-texts, `any_of` patterns find the same matches at the same places. Checked on every text of
-the gate's and the capture corpus's labelled sets (attacks and ordinary text), folded as the
-gate folds them, whole and cut at every tenth character (a snippet starts mid-sentence)."""
+"""The gate's alternations, in the fast form a busy process builds (`domain.gate.alternation`),
+answer exactly as the plain alternation of the same parts (the form they start in):
+`any_tested` patterns (yes/no) say yes for the same texts, `any_of` patterns find the same
+matches at the same places. Checked on every text of the gate's and the capture corpus's
+labelled sets (attacks and ordinary text), folded as the gate folds them, whole and cut at
+every tenth character (a snippet starts mid-sentence)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import REPO
 from vault_brain.domain.gate import patterns
-from vault_brain.domain.gate.alternation import any_of, any_tested, plain
+from vault_brain.domain.gate.alternation import FAST_AFTER, Alternation, any_of, any_tested
 from vault_brain.domain.gate.normalize import fold
 
 CORPORA = [
@@ -23,7 +24,7 @@ CORPORA = [
 COMPILED = {
     name: value
     for name, value in vars(patterns).items()
-    if isinstance(value, re.Pattern) and plain(value)[0].pattern != value.pattern
+    if isinstance(value, Alternation) and value.fast().pattern != value.plain().pattern
 }
 
 
@@ -49,8 +50,7 @@ def test_the_corpora_and_patterns_are_there() -> None:
 
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_a_compiled_alternation_answers_as_the_plain_one(name: str) -> None:
-    fast = COMPILED[name]
-    slow, tested_only = plain(fast)
+    fast, slow, tested_only = COMPILED[name].fast(), COMPILED[name].plain(), COMPILED[name].tested
     hits = 0
     for text in TEXTS:
         if tested_only:
@@ -66,9 +66,18 @@ def test_a_compiled_alternation_answers_as_the_plain_one(name: str) -> None:
 
 def test_first_characters_that_cannot_be_worked_out_still_match() -> None:
     parts = (r"\b\w+ous\b", r"\b(?:x|y)?zeta\b", r"\b(?i:Alpha)\b", r"\bbeta\b", r"[0-9]{3}")
-    fast, slow = any_tested(*parts), re.compile("|".join(f"(?:{p})" for p in parts))
+    tested, slow = any_tested(*parts).fast(), re.compile("|".join(f"(?:{p})" for p in parts))
     for text in ["famous", "zeta", "yzeta", "ALPHA", "beta", "x 123", "nothing", "alphabet"]:
-        assert bool(fast.search(text)) == bool(slow.search(text)), text
-    ordered = any_of(*parts)
+        assert bool(tested.search(text)) == bool(slow.search(text)), text
+    ordered = any_of(*parts).fast()
     for text in ["famous zeta ALPHA beta 123", "alphabet betas"]:
         assert [m.span() for m in ordered.finditer(text)] == [m.span() for m in slow.finditer(text)]
+
+
+def test_the_fast_form_is_built_once_a_pattern_is_used_often() -> None:
+    pattern = any_tested(r"\bignore\b", r"\bdisregard\b")
+    for _ in range(FAST_AFTER):
+        assert pattern.search("please ignore it")
+    assert pattern._fast is None  # a one-shot command's few uses: the plain form only
+    assert pattern.search("disregard that") and pattern._fast is not None
+    assert pattern._fast.pattern != pattern.plain().pattern

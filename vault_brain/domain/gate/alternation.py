@@ -1,20 +1,26 @@
-"""Compiling the gate's long alternations so that Python's regex engine tries few branches
-per position. The engine has no prefix optimisation for an alternation of patterns that
-begin with `\\b`: at every position of a text it tries every branch (a hundred for the
-injection patterns, about 350 us per 200 characters, most of a warm memory search).
+"""The gate's long alternations, compiled so that Python's regex engine tries few branches per
+position once a process judges much text. The engine has no prefix optimisation for an
+alternation of patterns that begin with `\\b`: at every position of a text it tries every
+branch (a hundred for the injection patterns, about 350 us per 200 characters, most of a
+warm memory search).
 
-- `any_of` joins patterns in order, each run of consecutive word-boundary-led patterns
+- `any_of(...)` joins patterns in order, each run of consecutive word-boundary-led patterns
   under one `\\b`: the same match at the same position with the same branch (finditer and
   spans unchanged), tried only where a word begins or ends.
-- `any_tested` is for patterns only ever tested (`search` as a yes/no): it also dispatches
-  on the first character a branch can consume, with a lookahead per group of first
-  characters, so at a word start only the branches that can begin with its letter run
-  (5x faster on the injection patterns). A pattern whose first characters cannot be
+- `any_tested(...)` is for patterns only ever tested (`search` as a yes/no): it also
+  dispatches on the first character a branch can consume, with a lookahead per group of
+  first characters, so at a word start only the branches that can begin with its letter
+  run (5x faster on the injection patterns). A pattern whose first characters cannot be
   worked out is tried at every word boundary, as before.
 
+Both return an `Alternation`, compiled on first use as the plain alternation of its parts,
+and in the fast form once used `FAST_AFTER` times: the fast forms take about 130 ms to
+build (three times the plain ones), which a one-shot command judging a few snippets would
+pay for nothing, and a server or a flush earns back within a second.
+
 The first characters come from the standard library's regex parser (`re._parser`, the
-parser `re.compile` itself uses); should it ever be missing, the patterns are joined
-plainly: slower, the same answers."""
+parser `re.compile` itself uses); should it ever be missing, the plain form stays: slower,
+the same answers."""
 
 from __future__ import annotations
 
@@ -28,20 +34,46 @@ except ImportError:  # pragma: no cover - a later Python without them
     C = P = None
 
 _MAX_RANGE = 400  # a character range wider than this counts as "any character"
-# compiled pattern text -> (the parts it was made of, whether only ever tested)
-_MADE: dict[str, tuple[tuple[str, ...], bool]] = {}
+FAST_AFTER = 300  # uses of a pattern after which its fast form is built
 
 
-def plain(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], bool]:
-    """The plain alternation of the parts `pattern` was made of, and whether `pattern` is
-    for yes/no tests only (what the tests compare)."""
-    parts, tested = _MADE.get(pattern.pattern, ((pattern.pattern,), False))
-    return re.compile(_plain(parts)), tested
+class Alternation:
+    """An alternation of `parts` with `re.Pattern`'s `search` and `finditer`: the plain
+    form until it has been used `FAST_AFTER` times, then the fast one (see the module)."""
 
+    def __init__(self, parts: tuple[str, ...], tested: bool) -> None:
+        self.parts, self.tested = parts, tested
+        self._uses = 0
+        self._plain: re.Pattern[str] | None = None
+        self._fast: re.Pattern[str] | None = None
 
-def _made(parts: tuple[str, ...], pattern: str, tested: bool) -> re.Pattern[str]:
-    _MADE[pattern] = (parts, tested)
-    return re.compile(pattern)
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._pattern().search(text)
+
+    def finditer(self, text: str) -> Any:
+        return self._pattern().finditer(text)
+
+    def plain(self) -> re.Pattern[str]:
+        """The plain alternation of the parts (what the fast one answers as)."""
+        if self._plain is None:
+            self._plain = re.compile(_plain(self.parts))
+        return self._plain
+
+    def fast(self) -> re.Pattern[str]:
+        """The fast form (the plain one where the parser is missing)."""
+        if self._fast is None:
+            if P is None:
+                self._fast = self.plain()
+            else:
+                built = _dispatched(self.parts) if self.tested else _in_runs(self.parts)
+                self._fast = re.compile(built)
+        return self._fast
+
+    def _pattern(self) -> re.Pattern[str]:
+        if self._fast is not None:
+            return self._fast
+        self._uses += 1  # (a race between threads at worst builds a form twice)
+        return self.fast() if self._uses > FAST_AFTER else self.plain()
 
 
 def _plain(parts: tuple[str, ...]) -> str:
@@ -111,10 +143,18 @@ def _first_of(op: Any, av: Any) -> tuple[set[str] | None, bool]:
     return None, False
 
 
-def any_of(*parts: str) -> re.Pattern[str]:
+def any_of(*parts: str) -> Alternation:
     """The alternation of `parts`, in order (see the module's text)."""
-    if P is None:
-        return re.compile(_plain(parts))
+    return Alternation(parts, tested=False)
+
+
+def any_tested(*parts: str) -> Alternation:
+    """An alternation of `parts` for yes/no tests only: which branch matches, and where
+    among equally early matches, may differ from `any_of`'s (see the module's text)."""
+    return Alternation(parts, tested=True)
+
+
+def _in_runs(parts: tuple[str, ...]) -> str:
     runs: list[tuple[bool, list[str]]] = []
     for part in parts:
         led = _boundary_led(P.parse(part))
@@ -123,14 +163,10 @@ def any_of(*parts: str) -> re.Pattern[str]:
         else:
             runs.append((led, [part]))
     joined = [rf"\b(?:{_plain(tuple(ps))})" if led else _plain(tuple(ps)) for led, ps in runs]
-    return _made(parts, _plain(tuple(joined)), tested=False)
+    return _plain(tuple(joined))
 
 
-def any_tested(*parts: str) -> re.Pattern[str]:
-    """An alternation of `parts` for yes/no tests only: which branch matches, and where
-    among equally early matches, may differ from `any_of`'s (see the module's text)."""
-    if P is None:
-        return re.compile(_plain(parts))
+def _dispatched(parts: tuple[str, ...]) -> str:
     led = [p for p in parts if _boundary_led(P.parse(p))]
     others = tuple(p for p in parts if p not in led)
     by_char: dict[str, list[str]] = {}
@@ -153,4 +189,4 @@ def any_tested(*parts: str) -> re.Pattern[str]:
     pattern = rf"\b(?:{'|'.join(branches)})" if branches else ""
     if others:
         pattern = f"{pattern}|{_plain(others)}" if pattern else _plain(others)
-    return _made(parts, pattern, tested=True)
+    return pattern
