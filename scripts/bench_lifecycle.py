@@ -121,10 +121,10 @@ def main() -> int:
 
     first, report = timed(lambda: maintain(vault), runs=1)
     results["maintain_first_run_ms"] = first
-    results["maintain_first_run_actions"] = sum(len(r["actions"]) for r in report["runs"])
+    results["maintain_first_run_actions"] = sum(len(r.actions) for r in report.runs)
     vault = Vault.open(root)
     results["maintain_nothing_due_ms"], idle = timed(lambda: maintain(Vault.open(root)))
-    assert not idle["runs"], "nothing should be due right after a run"
+    assert not idle.runs, "nothing should be due right after a run"
     results["maintain_nothing_due_process_ms"] = process_ms(["--vault", str(root), "maintain"])
 
     # a prune that archives 1,000 notes: make 1,000 scored notes old and low
