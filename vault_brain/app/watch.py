@@ -26,7 +26,7 @@ from vault_brain.storage.index.watch import (
 
 
 def run_watch(
-    vault: Vault, debounce: float = 0.2, on_batch: Any = None, stop: threading.Event | None = None
+    vault: Vault, debounce: float = 0.1, on_batch: Any = None, stop: threading.Event | None = None
 ) -> None:
     """Watch until SIGINT/SIGTERM (or `stop` is set)."""
     stop = stop or threading.Event()

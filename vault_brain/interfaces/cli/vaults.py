@@ -95,8 +95,14 @@ def status(as_json: JsonOpt = False) -> None:
 @app.command()
 def watch(
     debounce: Annotated[
-        float, typer.Option("--debounce", min=0.0, help="Seconds of quiet before re-indexing.")
-    ] = 0.2,
+        float,
+        typer.Option(
+            "--debounce",
+            min=0.0,
+            help="Seconds of quiet before re-indexing (an editor's save is one burst of "
+            "events well within it; a larger value batches long copies and checkouts).",
+        ),
+    ] = 0.1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing per batch.")] = False,
 ) -> None:
     """Keep the index current while files change (Ctrl-C to stop)."""
