@@ -32,6 +32,7 @@ from vault_brain.domain.sync_merge import (
 from vault_brain.storage import merge_light
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
+from vault_brain.storage.merge_light import trivial
 
 KINDS = ("note", "jsonl", "tasks", "items", "ours")
 
@@ -64,16 +65,8 @@ def merge_bytes(kind: str, base: bytes, ours: bytes, theirs: bytes, where: str) 
 # --------------------------------------------------------------------------- notes
 
 
-def _trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    if ours == theirs or theirs == base:
-        return ours
-    if ours == base:
-        return theirs
-    return None
-
-
 def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> Merged:
-    done = _trivial(base, ours, theirs)
+    done = trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
     parsed = [parse_text(v) for v in (base, ours, theirs)]
@@ -89,7 +82,7 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
     except VaultBrainError:
         return _lines_or_copy(base, ours, theirs)
     base_n, theirs_n = _anchored(ours_n, base_n, theirs_n, at.new)
-    done = _trivial(base_n, ours_n, theirs_n)
+    done = trivial(base_n, ours_n, theirs_n)
     if done is not None:
         return Merged(done)
     merged = merge_lines(base_n, ours_n, theirs_n)
@@ -195,7 +188,7 @@ def _json(data: bytes, where: str, shape: type) -> Any:
 
 
 def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "tasks.json") -> Merged:
-    done = _trivial(base, ours, theirs)
+    done = trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
     result = merge_tasks(*(_json(side, where, dict) for side in (base, ours, theirs)))
@@ -213,7 +206,7 @@ def merge_tasks_file(base: bytes, ours: bytes, theirs: bytes, where: str = "task
 def merge_items_file(base: bytes, ours: bytes, theirs: bytes, where: str = "items.json") -> Merged:
     from vault_brain.storage.items_file import rows_bytes  # lazy: only items files
 
-    done = _trivial(base, ours, theirs)
+    done = trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
     merged = merge_items(*(_json(side, where, list) for side in (base, ours, theirs)))

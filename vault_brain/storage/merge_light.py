@@ -238,7 +238,8 @@ def _scratch() -> str:
     raise FileExistsError(f"no free scratch folder name in {root}")
 
 
-def _trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+def trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """The merge when at most one side changed (or both the same way), else None."""
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
@@ -249,7 +250,7 @@ def _trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """The merged note, or None when `merge_files.merge_note` must decide (see the module
     docstring); never a result that differs from it."""
-    done = _trivial(base, ours, theirs)
+    done = trivial(base, ours, theirs)
     if done is not None:
         return done
     fronts = [read(v) for v in (base, ours, theirs)]
@@ -271,7 +272,7 @@ def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
         if anchored[0] is not None and anchored[1] is not None:
             texts[0], texts[2] = anchored
     base_n, ours_n, theirs_n = (str(x).encode("utf-8") for x in texts)
-    done = _trivial(base_n, ours_n, theirs_n)
+    done = trivial(base_n, ours_n, theirs_n)
     if done is not None:
         return done
     try:

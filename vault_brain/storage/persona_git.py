@@ -115,31 +115,25 @@ def resolve_commit(repo: Any, ref: str) -> tuple[str, list[str], str]:
 def start_cherry_pick(repo: Any, sha: str) -> None:
     """`git cherry-pick --no-commit` with vb's drivers set to keep ours (vb merges those
     files itself from the blobs); raises when git stopped for any other reason."""
-    import git  # lazy
-
-    config = [f"merge.{name}.driver=true" for name in DRIVERS]
-    try:
-        repo.git(c=config).cherry_pick("--no-commit", sha)
-    except git.GitCommandError as exc:
-        if not repo.git.ls_files("-u"):
-            raise GitError(
-                f"git cherry-pick failed: {detail(exc)}",
-                hint="move or commit the files it names (outside the vault), then retry",
-            ) from None
+    _with_drivers_keeping_ours(repo, "cherry-pick", "--no-commit", sha)
 
 
 def start_revert(repo: Any, sha: str) -> None:
     """`git revert --no-commit -m 1` of a merge commit, with vb's drivers set to keep ours
     (vb merges those files itself, as for a cherry-pick)."""
+    _with_drivers_keeping_ours(repo, "revert", "--no-commit", "-m", "1", sha)
+
+
+def _with_drivers_keeping_ours(repo: Any, command: str, *args: str) -> None:
     import git  # lazy
 
     config = [f"merge.{name}.driver=true" for name in DRIVERS]
     try:
-        repo.git(c=config).revert("--no-commit", "-m", "1", sha)
+        getattr(repo.git(c=config), command.replace("-", "_"))(*args)
     except git.GitCommandError as exc:
         if not repo.git.ls_files("-u"):
             raise GitError(
-                f"git revert failed: {detail(exc)}",
+                f"git {command} failed: {detail(exc)}",
                 hint="move or commit the files it names (outside the vault), then retry",
             ) from None
 
