@@ -24,6 +24,7 @@ from fake_llm_server import FakeLLMServer, completion
 from vault_brain.storage.index.watch import VaultWatch
 
 ROUNDS = 40
+GUS = "entity-people-gus"
 
 
 @pytest.fixture
@@ -79,17 +80,17 @@ def test_an_edit_is_seen_by_the_very_next_request(
             else:  # written in place
                 note.write_text(note_text(new), encoding="utf-8")
             assert injected(client, proxy.url, f"where is the {new}?") == ["entity-people-gus"]
-            if n:
-                assert injected(client, proxy.url, f"where is the {old}?") == []
+            if n:  # (the earlier question itself may be captured into an episode: not gus)
+                assert GUS not in injected(client, proxy.url, f"where is the {old}?")
         # a note in a folder that did not exist, then the folder gone
         folder = vault / "entities/projects/shed"
         folder.mkdir(parents=True)
         (folder / "plan.md").write_text("---\ntitle: Plan\n---\nA quokkafrost plan.\n")
         assert injected(client, proxy.url, "quokkafrost") == ["entity-projects-plan"]
         shutil.rmtree(folder)
-        assert injected(client, proxy.url, "quokkafrost") == []
+        assert "entity-projects-plan" not in injected(client, proxy.url, "quokkafrost")
         note.unlink()
-        assert injected(client, proxy.url, f"where is the zorblax{ROUNDS}?") == []
+        assert GUS not in injected(client, proxy.url, f"where is the zorblax{ROUNDS}?")
 
 
 def test_captures_in_their_own_process_are_indexed_and_seen(
