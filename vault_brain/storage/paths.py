@@ -118,6 +118,11 @@ class VaultPaths:
         return self.cache_dir / "watch.json"
 
     @property
+    def warm_socket(self) -> Path:
+        """The unix socket on which a running `vb watch` answers searches (`storage.warm`)."""
+        return self.cache_dir / "search.sock"
+
+    @property
     def events(self) -> Path:
         return self.cache_dir / "events.jsonl"
 
