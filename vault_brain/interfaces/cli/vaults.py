@@ -71,6 +71,13 @@ def render_status(report: StatusReport) -> str:
         lines.append(
             "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
         )
+    warm = watcher.get("warm") or {}
+    lines.append(
+        f"search:  warm: vb watch answers on {warm.get('socket')} "
+        f"({warm.get('searches', 0)} searches answered so far)"
+        if warm.get("alive")
+        else "search:  in-process (no warm server: `vb watch` answers searches faster)"
+    )
     lines.append(f"tokens:  {report.token_counter['name']}")
     lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
     if report.refused:
