@@ -168,3 +168,30 @@ def test_a_session_search_runs_in_process(generated: Path) -> None:
         assert res.exit_code == 0, res.stderr
         assert warm(generated)["searches"] == 0
     assert (generated / "sessions/s1.jsonl").exists()  # the retrieval was recorded
+
+
+ARGS = ["search", "manager", "--json"]
+
+
+def test_a_warm_search_imports_nothing_heavy(generated: Path) -> None:
+    with watching(generated):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "vault_brain",
+                "--vault",
+                str(generated),
+                *ARGS,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0 and json.loads(proc.stdout)["results"]
+        assert warm(generated)["searches"] == 1
+    loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    heavy = {"whoosh", "yaml", "ruamel", "frontmatter", "watchdog", "vault_brain.app.api"}
+    assert not {m for m in loaded if m.split(".")[0] in heavy or m in heavy}
