@@ -193,5 +193,16 @@ def test_a_warm_search_imports_nothing_heavy(generated: Path) -> None:
         assert proc.returncode == 0 and json.loads(proc.stdout)["results"]
         assert warm(generated)["searches"] == 1
     loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    heavy = {"whoosh", "yaml", "ruamel", "frontmatter", "watchdog", "vault_brain.app.api"}
+    heavy = {"whoosh", "yaml", "ruamel", "frontmatter", "watchdog", "typer", "click"}
+    heavy |= {"vault_brain.app.api", "vault_brain.interfaces.cli.app"}
     assert not {m for m in loaded if m.split(".")[0] in heavy or m in heavy}
+
+
+def test_other_spellings_go_warm_through_the_command(generated: Path) -> None:
+    """A command line the early path does not read (`--limit=3`, `-k3`) is still answered
+    warm, by the typer command, the same as in-process."""
+    spellings = [["search", "manager", "--limit=3", "--json"], ["search", "-k3", "manager"]]
+    cold = [run_vb("--vault", str(generated), *args).stdout for args in spellings]
+    with watching(generated):
+        assert [run_vb("--vault", str(generated), *args).stdout for args in spellings] == cold
+        assert warm(generated)["searches"] == 2

@@ -12,6 +12,7 @@ import typer
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.sessions import check_session_id
+from vault_brain.interfaces.cli import warm
 from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
@@ -21,9 +22,7 @@ from vault_brain.interfaces.cli.options import (
     TagFilter,
     TypeFilter,
 )
-from vault_brain.interfaces.cli.output import emit, json_line, progress_bar, table
-from vault_brain.storage import warm
-from vault_brain.storage.paths import find_vault
+from vault_brain.interfaces.cli.output import emit, json_line, progress_bar
 
 
 @app.command()
@@ -66,14 +65,6 @@ def _read_queries(source: str) -> list[dict[str, Any]]:
             )
         queries.append(item)
     return queries
-
-
-def _where(hit: dict[str, Any]) -> str:
-    """Where a result can be opened: a note's path, a file and line, a transcript message."""
-    if hit["source"] == "sessions":
-        return f"{hit['session']} {hit['message']}"
-    project = f"{hit['category']}:" if hit["category"] and hit["source"] != "memory" else ""
-    return f"{project}{hit['path']}" + (f":{hit['line']}" if hit["line"] else "")
 
 
 @app.command()
@@ -135,10 +126,11 @@ def search(
         check_sources(search_in)
     scopes = (scope,) if scope else ()
     filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
-    if query is not None and session is None:
-        doc = _warm(query, k, filters, search_in)  # before the index is loaded at all
+    st = state()
+    if query is not None and session is None and st.warm:
+        doc = warm.ask(st.vault, st.env, query, k, filters, search_in)  # before the index
         if doc is not None:
-            _print(doc, as_json)
+            warm.render(doc, as_json)
             return
     batch = _read_queries(queries) if queries is not None else None
     api = open_api(session)
@@ -149,39 +141,4 @@ def search(
     assert query is not None
     from vault_brain.app.results import envelope  # (loaded with the API already)
 
-    _print(envelope(api.search(query, k, filters, search_in)), as_json)
-
-
-def _warm(query: str, k: int, filters: Filters, search_in: str | None) -> dict[str, Any] | None:
-    """The answer of a `vb watch` running on this vault (`storage.warm`), or None: the
-    search runs in-process. A session's search (recorded in its transcript) and a batch
-    always run in-process."""
-    st = state()
-    env = st.env
-    try:
-        paths = find_vault(st.vault, env.vault, cache_home=env.cache_home)
-    except VaultBrainError:
-        return None  # (the in-process path says what is wrong)
-    return warm.search(paths.warm_socket, str(paths.root), query, k, filters, search_in)
-
-
-def _print(doc: dict[str, Any], as_json: bool) -> None:
-    """Print a search's `--json` document, or the text rendered from it: the one renderer
-    of both the warm and the in-process path."""
-    if as_json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        return
-    hits = doc["results"]
-    if not hits:
-        human = "no results"
-    elif all(h["source"] == "memory" for h in hits):
-        human = table(
-            ["score", "id", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["id"], h["title"], h["snippet"]] for h in hits],
-        )
-    else:
-        human = table(
-            ["score", "from", "where", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["source"], _where(h), h["title"], h["snippet"]] for h in hits],
-        )
-    emit(None, False, human)
+    warm.render(envelope(api.search(query, k, filters, search_in)), as_json)
