@@ -36,18 +36,15 @@ class BadRequest(ValueError):
 def _filters(raw: Any) -> Filters:
     if not isinstance(raw, dict):
         raise BadRequest("filters must be an object")
-    text = {k: raw.get(k) for k in ("type", "category", "tag")}
-    scopes = raw.get("scopes") or []
-    if not all(v is None or isinstance(v, str) for v in text.values()) or not (
-        isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)
-    ):
+    text = {k: raw.get(k) for k in ("type", "category", "tag", "scope")}
+    if not all(v is None or isinstance(v, str) for v in text.values()):
         raise BadRequest("filters hold strings")
-    return Filters(
+    return Filters(  # as `vb search` builds them from its options
         text["type"],
         text["category"],
         text["tag"],
         bool(raw.get("include_archive")),
-        scopes=tuple(scopes),
+        scopes=(text["scope"],) if text["scope"] else (),
     ).normalized()
 
 
@@ -60,6 +57,8 @@ class WarmServer:
         self.root = str(api.vault.root)
         self.path: Path = api.vault.paths.warm_socket
         self.searches = 0
+        """How many searches this server answered (`vb status` shows it)."""
+        self._count_lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._inode = 0
         self._thread: threading.Thread | None = None
@@ -118,7 +117,8 @@ class WarmServer:
         if sources is not None and not isinstance(sources, str):
             raise BadRequest("in must be a string")
         result = self.api.search(query, k, _filters(request.get("filters")), sources)
-        self.searches += 1
+        with self._count_lock:
+            self.searches += 1
         return {"v": PROTOCOL, "ok": True, "vault": self.root, "result": envelope(result)}
 
     def stop(self) -> None:

@@ -17,8 +17,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from vault_brain.domain.notes import Filters
-
 PROTOCOL = 1
 CONNECT_TIMEOUT = 0.5  # seconds to reach the watcher
 ANSWER_TIMEOUT = 10.0  # seconds for its answer (it first indexes what changed: `settle`)
@@ -46,34 +44,18 @@ def ask(
     return answer
 
 
-def search_request(
-    vault: str, query: str, k: int, filters: Filters, sources: str | None
-) -> dict[str, Any]:
-    """The request for `vb search QUERY` with these (normalized) filters."""
-    return {
-        "op": "search",
-        "vault": vault,
-        "query": query,
-        "k": k,
-        "filters": {
-            "type": filters.type,
-            "category": filters.category,
-            "tag": filters.tag,
-            "include_archive": filters.include_archive,
-            "scopes": list(filters.scopes),
-        },
-        "in": sources,
-    }
-
-
 def search(
-    path: Path, vault: str, query: str, k: int, filters: Filters, sources: str | None
+    path: Path, vault: str, query: str, k: int, filters: dict[str, Any], sources: str | None
 ) -> dict[str, Any] | None:
     """The warm server's answer to a search as the `--json` document, or None (no server,
-    or no usable answer: the caller searches in-process)."""
+    or no usable answer: the caller searches in-process). `filters` are the command line's
+    as given (type, category, tag, include_archive, scope): the server checks and
+    normalizes them as the in-process search does (`Filters.normalized`), so the client
+    loads none of that code."""
     if not path.exists():  # (a stat: the common case without a watcher costs no socket)
         return None
-    answer = ask(path, search_request(vault, query, k, filters, sources))
+    request = {"op": "search", "vault": vault, "query": query, "k": k, "filters": filters}
+    answer = ask(path, {**request, "in": sources})
     result = answer.get("result") if answer and answer.get("vault") == vault else None
     return result if isinstance(result, dict) else None
 

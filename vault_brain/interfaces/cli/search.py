@@ -128,7 +128,8 @@ def search(
     filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
     st = state()
     if query is not None and session is None and st.warm:
-        doc = warm.ask(st.vault, st.env, query, k, filters, search_in)  # before the index
+        raw = warm.filter_options(type_, category, tag, include_archive, scope)
+        doc = warm.ask(st.vault, st.env, query, k, raw, search_in)  # before the index
         if doc is not None:
             warm.render(doc, as_json)
             return

@@ -15,12 +15,10 @@ import json
 import sys
 from typing import Any
 
-from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.notes import Filters
 from vault_brain.interfaces.cli.output import table
 from vault_brain.storage import warm
 from vault_brain.storage.env import Environment
-from vault_brain.storage.paths import find_vault
+from vault_brain.storage.vault_root import locate, warm_socket
 
 _VALUES = {
     "-k": "k",
@@ -67,18 +65,17 @@ def fast_search(args: list[str]) -> bool | None:
         return None
     try:
         k = int(opts.get("k", 10))
-        scopes = (opts["scope"],) if opts.get("scope") else ()
-        filters = Filters(
-            opts.get("type"),
-            opts.get("category"),
-            opts.get("tag"),
-            bool(opts.get("include_archive")),
-            scopes=scopes,
-        ).normalized()
-    except (ValueError, VaultBrainError):
+    except ValueError:
         return None  # (the command says what is wrong)
     if k < 1:
         return None
+    filters = filter_options(
+        opts.get("type"),
+        opts.get("category"),
+        opts.get("tag"),
+        bool(opts.get("include_archive")),
+        opts.get("scope"),
+    )
     doc = ask(opts["vault"], Environment.from_os(), opts["query"], k, filters, opts.get("in"))
     if doc is None:
         return False
@@ -86,20 +83,37 @@ def fast_search(args: list[str]) -> bool | None:
     return True
 
 
+def filter_options(
+    type_: str | None,
+    category: str | None,
+    tag: str | None,
+    include_archive: bool,
+    scope: str | None,
+) -> dict[str, Any]:
+    """The filter options as given, for the server to check and normalize (a bad value:
+    no answer, then the in-process command says what is wrong)."""
+    return {
+        "type": type_,
+        "category": category,
+        "tag": tag,
+        "include_archive": include_archive,
+        "scope": scope,
+    }
+
+
 def ask(
     vault: str | None,
     env: Environment,
     query: str,
     k: int,
-    filters: Filters,
+    filters: dict[str, Any],
     sources: str | None,
 ) -> dict[str, Any] | None:
     """The warm server's `--json` document for this search, or None (search in-process)."""
-    try:
-        paths = find_vault(vault, env.vault, cache_home=env.cache_home)
-    except VaultBrainError:
+    root = locate(vault, env.vault)
+    if root is None:
         return None  # (the in-process path says what is wrong)
-    return warm.search(paths.warm_socket, str(paths.root), query, k, filters, sources)
+    return warm.search(warm_socket(root, env.cache_home), str(root), query, k, filters, sources)
 
 
 def render(doc: dict[str, Any], as_json: bool) -> None:
