@@ -42,12 +42,12 @@ class IndexKeeper:
         api: ProxyAPI,
         debounce: float = DEBOUNCE,
         settle_timeout: float = SETTLE_TIMEOUT,
-        on_batch: Callable[[ReconcileResult, bool], None] | None = None,
+        on_batch: Callable[[ReconcileResult, bool, float], None] | None = None,
     ) -> None:
         self.api, self.debounce, self.settle_timeout = api, debounce, settle_timeout
         self.on_batch = on_batch
-        """Called after each batch indexed, with the result and whether it was a full
-        reconcile (`vb watch` reports and counts them)."""
+        """Called after each batch indexed, with the result, whether it was a full
+        reconcile, and the seconds it took (`vb watch` reports and counts them)."""
         self._apply_lock = threading.Lock()
         self._stop = threading.Event()
         # path -> (writes of vb serve's own under way, until when they may hold reads)
@@ -154,6 +154,7 @@ class IndexKeeper:
                     self.watch.state.put_back(held)
             if not batch and not full:
                 return True
+            started = time.perf_counter()
             try:
                 result = self.api.reconcile_now() if full else self.api.reindex(sorted(batch))
             except Exception as exc:  # e.g. the index locked by a rebuild: next time
@@ -166,7 +167,7 @@ class IndexKeeper:
                 return False
             self.changed()
             if self.on_batch is not None:
-                self.on_batch(result, full)
+                self.on_batch(result, full, time.perf_counter() - started)
             return True
 
     def close(self) -> None:

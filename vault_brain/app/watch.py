@@ -67,11 +67,16 @@ def run_watch(
     }
     writer = ProxyAPI(Vault(vault.paths, vault.env))
 
-    def indexed(result: ReconcileResult, full: bool) -> None:
+    def indexed(result: ReconcileResult, full: bool, seconds: float) -> None:
         changed = result.added + result.updated + result.removed
         status["batches"] += 1
         status["indexed"] += len(changed)
-        status["last_batch"] = {"at": now_iso(), "paths": sorted(changed)[:50], "full": full}
+        status["last_batch"] = {
+            "at": now_iso(),
+            "paths": sorted(changed)[:50],
+            "full": full,
+            "seconds": round(seconds, 4),
+        }
         if changed or result.rebuilt:
             writer.vault.sync_embeddings()  # (hybrid search only; best effort)
         if on_batch is not None and changed:
