@@ -73,12 +73,14 @@ def test_warm_and_in_process_print_the_same(
         "alive": True,
         "socket": str(generated / ".vb/search.sock"),
         "searches": len(SEARCHES),  # every one was answered warm
+        "last_search": "warm",
     }
     watcher.send_signal(signal.SIGINT)
     watcher.wait(timeout=15)
     assert not (generated / ".vb/search.sock").exists()  # removed on exit
     assert warm(generated)["alive"] is False
     assert outputs(generated) == with_watcher
+    assert warm(generated)["last_search"] == "in-process"
     assert any(json.loads(out)["results"] for out in with_watcher[:7])
     assert with_watcher[8].startswith("score") and with_watcher[-1] == "no results\n"
 
@@ -90,6 +92,9 @@ def test_socket_is_private_and_status_names_the_path(
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
     text = run_vb("--vault", str(generated), "status").stdout
     assert f"search:  warm: vb watch answers on {generated / '.vb/search.sock'}" in text
+    run_vb("--vault", str(generated), "search", "manager")
+    text = run_vb("--vault", str(generated), "status").stdout
+    assert "; the last search was answered warm)" in text
 
 
 def test_every_edit_is_seen_by_the_next_warm_search(tmp_path: Path) -> None:
@@ -126,7 +131,12 @@ def test_a_killed_watchers_socket_falls_back_then_is_replaced(generated: Path) -
     assert "search:  in-process" in text
     with watching(generated):  # a new watcher replaces the stale socket
         assert outputs(generated)[:3] == warm_out
-        assert warm(generated) == {"alive": True, "socket": str(sock), "searches": len(SEARCHES)}
+        assert warm(generated) == {
+            "alive": True,
+            "socket": str(sock),
+            "searches": len(SEARCHES),
+            "last_search": "warm",
+        }
 
 
 def raw(path: Path, data: bytes) -> bytes:

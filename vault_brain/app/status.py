@@ -11,6 +11,7 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.sync import SyncState, sync_state
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
+from vault_brain.storage.events import last_of
 from vault_brain.storage.index.scan import diff_manifest, scan
 from vault_brain.storage.index.watch import read_status
 from vault_brain.storage.tokens import get_counter
@@ -55,7 +56,7 @@ class StatusReport(Result):
     watcher: dict[str, Any]
     """The watcher's status file, with `alive`; `warm`: whether a `vb watch` answers
     searches on its socket (`alive`, `socket`, `searches` answered), else they run
-    in-process."""
+    in-process, and which path answered the last search (`last_search`)."""
     token_counter: dict[str, Any]
     events: dict[str, int] = field(default_factory=dict)
     """Memory events by kind (read, write, flush, compact, search, refused)."""
@@ -123,9 +124,12 @@ def vault_status(vault: Vault) -> StatusReport:
 
 def warm_state(vault: Vault) -> dict[str, Any]:
     """Whether a `vb watch` answers searches on the vault's socket (`alive`: then `vb search`
-    is answered by it, else in-process), and how many it has answered."""
+    is answered by it, else in-process), how many it has answered, and which path answered
+    the last search the event log holds (`last_search`: warm, in-process, or None)."""
     answer = ask(vault.paths.warm_socket, {"op": "ping"}, timeout=2.0)
+    last = (last_of(vault.paths, "search") or {}).get("answered")
     if answer is None:
-        return {"alive": False, "socket": None, "searches": 0}
+        return {"alive": False, "socket": None, "searches": 0, "last_search": last}
     socket = str(vault.paths.warm_socket)
-    return {"alive": True, "socket": socket, "searches": answer.get("searches", 0)}
+    searches = answer.get("searches", 0)
+    return {"alive": True, "socket": socket, "searches": searches, "last_search": last}

@@ -54,6 +54,7 @@ class WarmServer:
 
     def __init__(self, api: MemoryAPI) -> None:
         self.api = api
+        api.answers = "warm"
         self.root = str(api.vault.root)
         self.path: Path = api.vault.paths.warm_socket
         self.searches = 0

@@ -72,11 +72,14 @@ def render_status(report: StatusReport) -> str:
             "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
         )
     warm = watcher.get("warm") or {}
+    last = (
+        f"; the last search was answered {warm['last_search']}" if warm.get("last_search") else ""
+    )
     lines.append(
         f"search:  warm: vb watch answers on {warm.get('socket')} "
-        f"({warm.get('searches', 0)} searches answered so far)"
+        f"({warm.get('searches', 0)} searches answered so far{last})"
         if warm.get("alive")
-        else "search:  in-process (no warm server: `vb watch` answers searches faster)"
+        else f"search:  in-process (no warm server: `vb watch` answers searches faster{last})"
     )
     lines.append(f"tokens:  {report.token_counter['name']}")
     lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
