@@ -12,6 +12,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,3 +217,43 @@ def test_other_spellings_go_warm_through_the_command(generated: Path) -> None:
     with watching(generated):
         assert [run_vb("--vault", str(generated), *args).stdout for args in spellings] == cold
         assert warm(generated)["searches"] == 2
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"v": 2, "ok": True},  # another protocol version
+        {"v": 1, "ok": True, "vault": "/another/vault"},  # a server for another vault
+        {"v": 1, "ok": False, "error": "no"},
+        None,  # the connection closed without an answer
+    ],
+)
+def test_an_unusable_answer_means_an_in_process_search(
+    generated: Path, reply: dict[str, object] | None
+) -> None:
+    """Whatever listens on the socket, a search it does not answer properly runs in-process
+    and prints what it prints with no socket at all."""
+    args = ["--vault", str(generated), "search", "manager", "--json"]
+    expected = run_vb(*args).stdout
+    fake = {"results": [], "query": "manager", "version": 2}
+    path = generated / ".vb/search.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(4)
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            if reply is not None:
+                conn.sendall(json.dumps({**reply, "result": fake}).encode() + b"\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        assert run_vb(*args).stdout == expected
+        thread.join(timeout=10)
+        assert not thread.is_alive()  # the client did ask
+    finally:
+        server.close()
+        path.unlink()
