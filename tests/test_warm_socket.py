@@ -31,6 +31,7 @@ SEARCHES = [
     ["search", "design", "--tag", "topic/design", "--json"],
     ["search", "week retro", "--include-archive", "--scope", "global", "--json"],
     ["search", "project", "--in", "memory", "-k", "3", "--json"],
+    ["search", "project manager", "--in", "all", "-k", "3", "--json"],
     ["search", "nothing-matches-this-word", "--json"],
     ["search", "project alpha"],  # the text table
     ["search", "meeting secret", "-k", "4", "--type", "episode"],
@@ -82,8 +83,8 @@ def test_warm_and_in_process_print_the_same(
     assert warm(generated)["alive"] is False
     assert outputs(generated) == with_watcher
     assert warm(generated)["last_search"] == "in-process"
-    assert any(json.loads(out)["results"] for out in with_watcher[:7])
-    assert with_watcher[8].startswith("score") and with_watcher[-1] == "no results\n"
+    assert any(json.loads(out)["results"] for out in with_watcher[:8])
+    assert with_watcher[9].startswith("score") and with_watcher[-1] == "no results\n"
 
 
 def test_socket_is_private_and_status_names_the_path(
@@ -257,3 +258,29 @@ def test_an_unusable_answer_means_an_in_process_search(
     finally:
         server.close()
         path.unlink()
+
+
+def test_a_strategy_change_reaches_warm_searches(tmp_path: Path) -> None:
+    """STRATEGY.md's ranking settings edited under a running watcher: the warm answer is the
+    in-process one under the new settings."""
+    root = gen_vault.generate(tmp_path / "v", notes=200, seed=9).root
+    args = ["--vault", str(root), "search", "project plan", "--json"]
+    with watching(root):
+        before = run_vb(*args).stdout
+        strategy = root / "STRATEGY.md"
+        text = strategy.read_text(encoding="utf-8")
+        strategy.write_text(
+            text.replace("# credit_weight: 0.3", "credit_weight: 0.9").replace(
+                "# bm25_k1: 1.0", "bm25_k1: 2.5"
+            ),
+            encoding="utf-8",
+        )
+        after = run_vb(*args).stdout
+        assert warm(root) == {
+            "alive": True,
+            "socket": str(root / ".vb/search.sock"),
+            "searches": 2,
+            "last_search": "warm",
+        }
+    assert after != before  # (the settings do change the scores)
+    assert run_vb(*args).stdout == after
