@@ -109,7 +109,10 @@ def watch(
     ] = 0.2,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing per batch.")] = False,
 ) -> None:
-    """Keep the index current while files change (Ctrl-C to stop)."""
+    """Keep the index current while files change (Ctrl-C to stop).
+
+    Meanwhile `vb search` asks it first, on .vb/search.sock: the same answers, without
+    loading the index in each command."""
     api = open_api()
 
     def report(result: ReconcileResult) -> None:
