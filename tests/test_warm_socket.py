@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,6 +168,9 @@ def test_a_bad_request_never_takes_the_watcher_down(generated: Path) -> None:
             answer = json.loads(raw(sock, bad))
             assert answer["ok"] is False and answer["v"] == 1
         assert proc.poll() is None
+        time.sleep(2.2)  # (the status file is written every 2 s)
+        status = json.loads((generated / ".vb/watch.json").read_text(encoding="utf-8"))
+        assert status["last_error"]["error"].startswith("warm search: request not answered")
         assert outputs(generated)[0] == expected
         assert warm(generated)["searches"] == 2 * len(SEARCHES)
         proc.send_signal(signal.SIGINT)

@@ -41,6 +41,17 @@ def _log_to_stderr() -> None:
             logger.setLevel(logging.WARNING)
 
 
+class _LastError(logging.Handler):
+    """The keeper's and the server's latest warning, kept in the status file."""
+
+    def __init__(self, status: dict[str, Any]) -> None:
+        super().__init__(logging.WARNING)
+        self.status = status
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.status["last_error"] = {"at": now_iso(), "error": record.getMessage()}
+
+
 def run_watch(
     vault: Vault,
     debounce: float = 0.2,
@@ -65,6 +76,9 @@ def run_watch(
         "stopped": False,
         "warm_socket": None,
     }
+    last_error = _LastError(status)
+    for name in ("vault_brain.serve", "vault_brain.watch"):
+        logging.getLogger(name).addHandler(last_error)
     writer = ProxyAPI(Vault(vault.paths, vault.env))
 
     def indexed(result: ReconcileResult, full: bool, seconds: float) -> None:
@@ -111,6 +125,8 @@ def run_watch(
             server.stop()
         projects.stop()
         keeper.close()
+        for name in ("vault_brain.serve", "vault_brain.watch"):
+            logging.getLogger(name).removeHandler(last_error)
         status["stopped"] = True
         status["warm_socket"] = None
         status["heartbeat"] = now_iso()

@@ -21,6 +21,7 @@ PROTOCOL = 1
 CONNECT_TIMEOUT = 0.5  # seconds to reach the watcher
 ANSWER_TIMEOUT = 10.0  # seconds for its answer (it first indexes what changed: `settle`)
 MAX_LINE = 1 << 20  # bytes of a request line a server reads at most
+AVAILABLE = hasattr(socket, "AF_UNIX")  # (not on every Windows Python)
 
 
 def ask(
@@ -28,6 +29,8 @@ def ask(
 ) -> dict[str, Any] | None:
     """Send one request to the server at `path`; its answer, or None when there is no
     usable answer (the caller answers in-process)."""
+    if not AVAILABLE:
+        return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(CONNECT_TIMEOUT)
@@ -79,6 +82,8 @@ def read_line(sock: socket.socket, limit: int) -> bytes:
 
 def alive(path: Path) -> bool:
     """A server accepts connections at `path` (False for a stale socket file or none)."""
+    if not AVAILABLE:
+        return False
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(CONNECT_TIMEOUT)
         try:
@@ -93,6 +98,8 @@ def listen(path: Path) -> socket.socket | None:
     None when another live server holds `path`. A stale socket file (a killed watcher's) is
     replaced. The socket is bound under a temporary name, restricted, then renamed into
     place, so it is never reachable with wider permissions."""
+    if not AVAILABLE:
+        raise OSError("this Python has no unix sockets")
     if alive(path):
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
