@@ -39,5 +39,6 @@ def test_a_search_loads_only_the_search_commands_and_no_model_client() -> None:
         "vault_brain.interfaces.cli.options",
         "vault_brain.interfaces.cli.output",
         "vault_brain.interfaces.cli.search",
+        "vault_brain.interfaces.cli.warm",  # (the warm path and the renderer of search)
     ]
     assert heavy == ""

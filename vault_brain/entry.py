@@ -29,6 +29,13 @@ def main(argv: list[str] | None = None) -> int:
         from vault_brain.interfaces.git_merge import main as merge_driver
 
         return merge_driver(args[1:])
+    asked = None
+    if "search" in args[:3]:  # a warm `vb watch` answers before typer is even imported
+        from vault_brain.interfaces.cli.warm import fast_search
+
+        asked = fast_search(args)
+        if asked:
+            return 0
     from vault_brain.interfaces.cli.app import main as cli_main  # typer: ~50 ms
 
-    return cli_main(args)
+    return cli_main(args, warm=asked is None)

@@ -89,6 +89,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
         self._strategy = file_stamp(vault.paths.strategy)
         self.access: AccessRecorder | None = None
         self.keeper: IndexKeeper | None = None
+        self.answers = "in-process"
+        """Which path a search by this API is (`warm`: `vb watch`'s socket, `app.warm`);
+        written with each search event, so `vb status` can tell which answered the last."""
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
 
@@ -340,7 +343,12 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             emit(
                 vault.paths,
                 "search",
-                {"query": query, "results": [h.id for h in found], "source": self.source},
+                {
+                    "query": query,
+                    "results": [h.id for h in found],
+                    "source": self.source,
+                    "answered": self.answers,
+                },
             )
             shown = {h.id for h in found if h.source == "memory"}
             self._record(vault, query, [h for h in hits if h.id in shown], "memory_search")

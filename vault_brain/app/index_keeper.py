@@ -6,10 +6,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from vault_brain.app.proxy import ProxyAPI
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.storage.index.scan import is_ignored_rel, unchanged
+from vault_brain.storage.index.scan import ReconcileResult, is_ignored_rel, unchanged
 from vault_brain.storage.index.watch import VaultWatch
 
 log = logging.getLogger("vault_brain.serve")
@@ -41,8 +42,12 @@ class IndexKeeper:
         api: ProxyAPI,
         debounce: float = DEBOUNCE,
         settle_timeout: float = SETTLE_TIMEOUT,
+        on_batch: Callable[[ReconcileResult, bool, float], None] | None = None,
     ) -> None:
         self.api, self.debounce, self.settle_timeout = api, debounce, settle_timeout
+        self.on_batch = on_batch
+        """Called after each batch indexed, with the result, whether it was a full
+        reconcile, and the seconds it took (`vb watch` reports and counts them)."""
         self._apply_lock = threading.Lock()
         self._stop = threading.Event()
         # path -> (writes of vb serve's own under way, until when they may hold reads)
@@ -149,11 +154,9 @@ class IndexKeeper:
                     self.watch.state.put_back(held)
             if not batch and not full:
                 return True
+            started = time.perf_counter()
             try:
-                if full:
-                    self.api.reconcile_now()
-                else:
-                    self.api.reindex(sorted(batch))
+                result = self.api.reconcile_now() if full else self.api.reindex(sorted(batch))
             except Exception as exc:  # e.g. the index locked by a rebuild: next time
                 if self.watch is not None:
                     self.watch.state.put_back(batch, full)
@@ -163,6 +166,8 @@ class IndexKeeper:
                     log.exception("index not brought up to date (internal error)")
                 return False
             self.changed()
+            if self.on_batch is not None:
+                self.on_batch(result, full, time.perf_counter() - started)
             return True
 
     def close(self) -> None:

@@ -37,6 +37,7 @@ from vault_brain.domain.sessions import MESSAGE_TYPES, check_session_id, record_
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import content_words, unique
 from vault_brain.storage.events import refused
+from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transcript import append, read_records
 
@@ -278,14 +279,14 @@ class ProxyAPI(MemoryAPI):
     def _reconcile(self, vault: Vault) -> None:
         vault.reconcile()
 
-    def reconcile_now(self) -> None:
+    def reconcile_now(self) -> ReconcileResult:
         with self._use("skip") as vault:
-            vault.reconcile(force=True)
+            return vault.reconcile(force=True)
 
-    def reindex(self, rels: list[str]) -> None:
+    def reindex(self, rels: list[str]) -> ReconcileResult:
         """Index these paths again (those a watcher saw change)."""
         with self._use("skip") as vault:
-            vault.index.refresh(rels)
+            return vault.index.refresh(rels)
 
     def warm_up(self) -> None:
         """Reconcile, open the searcher and load the token counter before the first request."""

@@ -11,9 +11,11 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.sync import SyncState, sync_state
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
+from vault_brain.storage.events import last_of
 from vault_brain.storage.index.scan import diff_manifest, scan
 from vault_brain.storage.index.watch import read_status
 from vault_brain.storage.tokens import get_counter
+from vault_brain.storage.warm import ask
 
 
 @result
@@ -52,7 +54,9 @@ class StatusReport(Result):
     index: IndexState
     problems: list[Problem]
     watcher: dict[str, Any]
-    """The watcher's status file, with `alive`."""
+    """The watcher's status file, with `alive`; `warm`: whether a `vb watch` answers
+    searches on its socket (`alive`, `socket`, `searches` answered), else they run
+    in-process, and which path answered the last search (`last_search`)."""
     token_counter: dict[str, Any]
     events: dict[str, int] = field(default_factory=dict)
     """Memory events by kind (read, write, flush, compact, search, refused)."""
@@ -109,10 +113,23 @@ def vault_status(vault: Vault) -> StatusReport:
             location=str(vault.paths.cache_dir),
         ),
         problems=sorted(problems, key=lambda p: p.path),
-        watcher=read_status(vault.paths),
+        watcher={**read_status(vault.paths), "warm": warm_state(vault)},
         token_counter={"name": counter.name, "exact": counter.exact},
         events=events,
         refused=refused,
         projects=project_states(vault),
         sync=sync_state(vault, note_paths),
     )
+
+
+def warm_state(vault: Vault) -> dict[str, Any]:
+    """Whether a `vb watch` answers searches on the vault's socket (`alive`: then `vb search`
+    is answered by it, else in-process), how many it has answered, and which path answered
+    the last search the event log holds (`last_search`: warm, in-process, or None)."""
+    answer = ask(vault.paths.warm_socket, {"op": "ping"}, timeout=2.0)
+    last = (last_of(vault.paths, "search") or {}).get("answered")
+    if answer is None:
+        return {"alive": False, "socket": None, "searches": 0, "last_search": last}
+    socket = str(vault.paths.warm_socket)
+    searches = answer.get("searches", 0)
+    return {"alive": True, "socket": socket, "searches": searches, "last_search": last}

@@ -55,3 +55,21 @@ def counts(paths: VaultPaths) -> tuple[dict[str, int], dict[str, int]]:
     except OSError:
         pass
     return dict(found), dict(reasons)
+
+
+def last_of(paths: VaultPaths, event: str, tail: int = 1 << 16) -> dict[str, Any] | None:
+    """The latest `event` record among the log's last `tail` bytes (None: none there)."""
+    try:
+        with open(paths.events, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - tail))
+            data = handle.read()
+    except OSError:
+        return None
+    for line in reversed(data.splitlines()):
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if isinstance(record, dict) and record.get("event") == event:
+                return record
+    return None

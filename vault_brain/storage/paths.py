@@ -6,15 +6,14 @@ path inside `.vb/`, `logs/` or `sessions/`. It never creates anything on disk by
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.errors import VaultMissingError
 from vault_brain.domain.sessions import check_session_id
+from vault_brain.storage.vault_root import MARKER, SOCKET_NAME, locate, machine_cache
 
-MARKER = "STRATEGY.md"
+__all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
 
 # Folders that never hold memories: vb's own cache, git, Obsidian settings, trash,
 # transcripts and logs (JSONL, not notes).
@@ -118,6 +117,11 @@ class VaultPaths:
         return self.cache_dir / "watch.json"
 
     @property
+    def warm_socket(self) -> Path:
+        """The unix socket on which a running `vb watch` answers searches (`storage.warm`)."""
+        return self.cache_dir / SOCKET_NAME
+
+    @property
     def events(self) -> Path:
         return self.cache_dir / "events.jsonl"
 
@@ -131,18 +135,6 @@ class VaultPaths:
         return self.vb_dir / "journal"
 
 
-def machine_cache(root: Path, cache_home: str | None = None) -> Path | None:
-    """None when the vault's own `.vb/` can hold the cache. For a vault vb cannot write (a
-    read-only mount, a shared folder), a folder of the user's cache directory
-    (`$XDG_CACHE_HOME`, else ~/.cache) named after the vault, so it can still be searched."""
-    vb = root / ".vb"
-    if os.access(vb if vb.is_dir() else root, os.W_OK):
-        return None
-    base = Path(cache_home).expanduser() if cache_home else Path.home() / ".cache"
-    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return base / "vault-brain" / f"{root.name or 'vault'}-{digest}"
-
-
 def find_vault(
     explicit: str | None = None,
     from_env: str | None = None,
@@ -151,21 +143,18 @@ def find_vault(
     cache_home: str | None = None,
 ) -> VaultPaths:
     """Resolve the vault: `--vault`, else `VB_VAULT`, else the nearest parent with STRATEGY.md."""
+    root = locate(explicit, from_env, cwd)
+    if root is not None:
+        return VaultPaths(root, lock_timeout, machine_cache(root, cache_home))
     given = explicit if explicit is not None else from_env or None
     if given is not None:
-        root = Path(given).expanduser()
+        folder = Path(given).expanduser()
         source = "--vault" if explicit is not None else "VB_VAULT"
-        if not root.is_dir():
-            raise VaultMissingError(
-                f"vault folder {str(root)!r} (from {source}) does not exist",
-                hint=f"create it with `vb init {root}` or point {source} at an existing vault",
-            )
-        root = root.resolve()
-        return VaultPaths(root, lock_timeout, machine_cache(root, cache_home))
+        raise VaultMissingError(
+            f"vault folder {str(folder)!r} (from {source}) does not exist",
+            hint=f"create it with `vb init {folder}` or point {source} at an existing vault",
+        )
     here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_file():
-            return VaultPaths(folder, lock_timeout, machine_cache(folder, cache_home))
     raise VaultMissingError(
         f"no vault found in {here} or any parent folder (looked for {MARKER})",
         hint="run `vb init` here, pass `--vault PATH`, or set VB_VAULT",

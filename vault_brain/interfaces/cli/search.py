@@ -12,7 +12,8 @@ import typer
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.sessions import check_session_id
-from vault_brain.interfaces.cli.app import app, open_api
+from vault_brain.interfaces.cli import warm
+from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
     CategoryFilter,
@@ -21,7 +22,7 @@ from vault_brain.interfaces.cli.options import (
     TagFilter,
     TypeFilter,
 )
-from vault_brain.interfaces.cli.output import emit, json_line, progress_bar, table
+from vault_brain.interfaces.cli.output import emit, json_line, progress_bar
 
 
 @app.command()
@@ -64,14 +65,6 @@ def _read_queries(source: str) -> list[dict[str, Any]]:
             )
         queries.append(item)
     return queries
-
-
-def _where(hit: Any) -> str:
-    """Where a result can be opened: a note's path, a file and line, a transcript message."""
-    if hit.source == "sessions":
-        return f"{hit.session} {hit.message}"
-    project = f"{hit.category}:" if hit.category and hit.source != "memory" else ""
-    return f"{project}{hit.path}" + (f":{hit.line}" if hit.line else "")
 
 
 @app.command()
@@ -133,6 +126,13 @@ def search(
         check_sources(search_in)
     scopes = (scope,) if scope else ()
     filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
+    st = state()
+    if query is not None and session is None and st.warm:
+        raw = warm.filter_options(type_, category, tag, include_archive, scope)
+        doc = warm.ask(st.vault, st.env, query, k, raw, search_in)  # before the index
+        if doc is not None:
+            warm.render(doc, as_json)
+            return
     batch = _read_queries(queries) if queries is not None else None
     api = open_api(session)
     if batch is not None:
@@ -140,23 +140,6 @@ def search(
             json_line(line)
         return
     assert query is not None
-    result = api.search(query, k, filters, search_in)
-    human = (
-        (
-            table(
-                ["score", "id", "title", "snippet"],
-                [[f"{h.score:.3f}", h.id, h.title, h.snippet] for h in result.results],
-            )
-            if all(h.source == "memory" for h in result.results)
-            else table(
-                ["score", "from", "where", "title", "snippet"],
-                [
-                    [f"{h.score:.3f}", h.source, _where(h), h.title, h.snippet]
-                    for h in result.results
-                ],
-            )
-        )
-        if result.results
-        else "no results"
-    )
-    emit(result, as_json, human)
+    from vault_brain.app.results import envelope  # (loaded with the API already)
+
+    warm.render(envelope(api.search(query, k, filters, search_in)), as_json)

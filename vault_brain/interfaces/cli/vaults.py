@@ -71,6 +71,16 @@ def render_status(report: StatusReport) -> str:
         lines.append(
             "watcher: not running (`vb watch` keeps the index live; searches reconcile anyway)"
         )
+    warm = watcher.get("warm") or {}
+    last = (
+        f"; the last search was answered {warm['last_search']}" if warm.get("last_search") else ""
+    )
+    lines.append(
+        f"search:  warm: vb watch answers on {warm.get('socket')} "
+        f"({warm.get('searches', 0)} searches answered so far{last})"
+        if warm.get("alive")
+        else f"search:  in-process (no warm server: `vb watch` answers searches faster{last})"
+    )
     lines.append(f"tokens:  {report.token_counter['name']}")
     lines.append("events:  " + ", ".join(f"{k} {v}" for k, v in report.events.items()))
     if report.refused:
@@ -105,7 +115,10 @@ def watch(
     ] = 0.1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing per batch.")] = False,
 ) -> None:
-    """Keep the index current while files change (Ctrl-C to stop)."""
+    """Keep the index current while files change (Ctrl-C to stop).
+
+    Meanwhile `vb search` asks it first, on .vb/search.sock: the same answers, without
+    loading the index in each command."""
     api = open_api()
 
     def report(result: ReconcileResult) -> None:

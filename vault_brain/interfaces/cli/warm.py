@@ -1,0 +1,146 @@
+"""`vb search` through a running `vb watch` (`storage.warm`), and the one renderer of a
+search's output, whichever path answered it.
+
+`vb search QUERY` with the plain options (`--vault PATH` first; -k, --type, --category,
+--tag, --scope, --include-archive, --in, --json) is recognised here before the CLI framework
+is imported (`entry.main`), so a warm answer costs the interpreter, this module and the
+round trip. Anything else (another spelling, --session, --queries, --help, a bad value)
+goes to the typer command, which asks the socket itself when this did not, and searches
+in-process when there is no answer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from vault_brain.interfaces.cli.output import table
+from vault_brain.storage import warm
+from vault_brain.storage.env import Environment
+from vault_brain.storage.vault_root import locate, warm_socket
+
+_VALUES = {
+    "-k": "k",
+    "--limit": "k",
+    "--type": "type",
+    "-t": "type",
+    "--category": "category",
+    "-c": "category",
+    "--tag": "tag",
+    "--scope": "scope",
+    "--in": "in",
+}
+_FLAGS = {"--json": "json", "--include-archive": "include_archive"}
+
+
+def _parse(args: list[str]) -> dict[str, Any] | None:
+    """The options of a plain `vb search QUERY ...` command line, else None."""
+    vault, i = (args[1], 2) if args[:1] == ["--vault"] and len(args) > 2 else (None, 0)
+    if args[i : i + 1] != ["search"]:
+        return None
+    opts: dict[str, Any] = {"vault": vault, "query": None}
+    rest = args[i + 1 :]
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        if arg in _FLAGS:
+            opts[_FLAGS[arg]] = True
+        elif arg in _VALUES and j + 1 < len(rest):
+            opts[_VALUES[arg]] = rest[j + 1]
+            j += 1
+        elif arg.startswith("-") or opts["query"] is not None:
+            return None
+        else:
+            opts["query"] = arg
+        j += 1
+    return opts if opts["query"] is not None else None
+
+
+def fast_search(args: list[str]) -> bool | None:
+    """Answer `args` from the warm socket: True when answered (printed), False when asked
+    without an answer, None when not asked (not a plain search, or no socket)."""
+    opts = _parse(args)
+    if opts is None:
+        return None
+    try:
+        k = int(opts.get("k", 10))
+    except ValueError:
+        return None  # (the command says what is wrong)
+    if k < 1:
+        return None
+    filters = filter_options(
+        opts.get("type"),
+        opts.get("category"),
+        opts.get("tag"),
+        bool(opts.get("include_archive")),
+        opts.get("scope"),
+    )
+    doc = ask(opts["vault"], Environment.from_os(), opts["query"], k, filters, opts.get("in"))
+    if doc is None:
+        return False
+    render(doc, bool(opts.get("json")))
+    return True
+
+
+def filter_options(
+    type_: str | None,
+    category: str | None,
+    tag: str | None,
+    include_archive: bool,
+    scope: str | None,
+) -> dict[str, Any]:
+    """The filter options as given, for the server to check and normalize (a bad value:
+    no answer, then the in-process command says what is wrong)."""
+    return {
+        "type": type_,
+        "category": category,
+        "tag": tag,
+        "include_archive": include_archive,
+        "scope": scope,
+    }
+
+
+def ask(
+    vault: str | None,
+    env: Environment,
+    query: str,
+    k: int,
+    filters: dict[str, Any],
+    sources: str | None,
+) -> dict[str, Any] | None:
+    """The warm server's `--json` document for this search, or None (search in-process)."""
+    root = locate(vault, env.vault)
+    if root is None:
+        return None  # (the in-process path says what is wrong)
+    return warm.search(warm_socket(root, env.cache_home), str(root), query, k, filters, sources)
+
+
+def render(doc: dict[str, Any], as_json: bool) -> None:
+    """Print a search's `--json` document, or the text rendered from it: the one renderer
+    of the warm and the in-process path."""
+    if as_json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return
+    hits = doc["results"]
+    if not hits:
+        human = "no results"
+    elif all(h["source"] == "memory" for h in hits):
+        human = table(
+            ["score", "id", "title", "snippet"],
+            [[f"{h['score']:.3f}", h["id"], h["title"], h["snippet"]] for h in hits],
+        )
+    else:
+        human = table(
+            ["score", "from", "where", "title", "snippet"],
+            [[f"{h['score']:.3f}", h["source"], _where(h), h["title"], h["snippet"]] for h in hits],
+        )
+    sys.stdout.write(human + "\n")
+
+
+def _where(hit: dict[str, Any]) -> str:
+    """Where a result can be opened: a note's path, a file and line, a transcript message."""
+    if hit["source"] == "sessions":
+        return f"{hit['session']} {hit['message']}"
+    project = f"{hit['category']}:" if hit["category"] and hit["source"] != "memory" else ""
+    return f"{project}{hit['path']}" + (f":{hit['line']}" if hit["line"] else "")
