@@ -14,7 +14,13 @@ import pytest
 
 from conftest import REPO
 from vault_brain.domain.gate import patterns
-from vault_brain.domain.gate.alternation import FAST_AFTER, Alternation, any_of, any_tested
+from vault_brain.domain.gate.alternation import (
+    FAST_AFTER,
+    Alternation,
+    any_of,
+    any_tested,
+    build_fast_forms,
+)
 from vault_brain.domain.gate.normalize import fold
 
 CORPORA = [
@@ -81,3 +87,10 @@ def test_the_fast_form_is_built_once_a_pattern_is_used_often() -> None:
     assert pattern._fast is None  # a one-shot command's few uses: the plain form only
     assert pattern.search("disregard that") and pattern._fast is not None
     assert pattern._fast.pattern != pattern.plain().pattern
+
+
+def test_a_server_builds_every_fast_form_when_it_starts() -> None:
+    fresh = any_tested(r"\bquokka\b", r"\bwombat\b")
+    assert fresh._fast is None
+    build_fast_forms()
+    assert fresh._fast is not None and all(p._fast is not None for p in COMPILED.values())

@@ -199,9 +199,13 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
         return readable_filters(self.agent, (filters or Filters()).normalized())
 
     def warm_up(self) -> None:
-        """Reconcile and open the searcher now (a server does this while its client connects)."""
+        """Reconcile and open the searcher, and build the gate's fast patterns, now (a
+        server does this while its client connects)."""
+        from vault_brain.domain.gate.alternation import build_fast_forms
+
         with self._use("skip") as vault:
             vault.searcher.search("warm up", 1)
+        build_fast_forms()
 
     def close(self) -> None:
         """Record every retrieval still pending (waits for the vault lock); stop the keeper."""

@@ -14,7 +14,8 @@ warm memory search).
   worked out is tried at every word boundary, as before.
 
 Both return an `Alternation`, compiled on first use as the plain alternation of its parts,
-and in the fast form once used `FAST_AFTER` times: the fast forms take about 130 ms to
+and in the fast form once used `FAST_AFTER` times (or when a server starts:
+`build_fast_forms`): the fast forms take about 130 ms to
 build (three times the plain ones), which a one-shot command judging a few snippets would
 pay for nothing, and a server or a flush earns back within a second.
 
@@ -35,6 +36,14 @@ except ImportError:  # pragma: no cover - a later Python without them
 
 _MAX_RANGE = 400  # a character range wider than this counts as "any character"
 FAST_AFTER = 300  # uses of a pattern after which its fast form is built
+_ALL: list[Alternation] = []  # every alternation made (for `build_fast_forms`)
+
+
+def build_fast_forms() -> None:
+    """Build every alternation's fast form now: a long-lived process does this while it
+    starts, so that its first requests do not run on the plain forms."""
+    for alternation in _ALL:
+        alternation.fast()
 
 
 class Alternation:
@@ -46,6 +55,7 @@ class Alternation:
         self._uses = 0
         self._plain: re.Pattern[str] | None = None
         self._fast: re.Pattern[str] | None = None
+        _ALL.append(self)
 
     def search(self, text: str) -> re.Match[str] | None:
         return self._pattern().search(text)
