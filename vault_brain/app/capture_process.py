@@ -4,8 +4,9 @@ they do not compete with the requests' retrieval for the interpreter: in the ser
 process a capture holds the interpreter for 50-150 ms at a time (a batch of counters, a
 Whoosh commit, as long), and on a busy proxy captures run most of the time.
 
-The server's capture thread sends the child one conversation at a time and waits for its
-summary; the child writes the notes, indexes them and answers. Its writes are announced
+The server sends the child one request at a time (a conversation to capture, or a batch of
+access counters) and waits for its answer; the child writes the notes, indexes them and
+answers. Its writes are announced
 to the server before they land (the child waits for the server's reply) and once they
 are indexed, as the server's own threads do (`Vault.writing`), so reads neither wait for
 them nor miss a change of someone else's. The protocol is one JSON document per line on
