@@ -114,6 +114,7 @@ def main() -> None:
 
             opened = Vault.open(vault, Environment(env))
             api = MemoryAPI.live(opened, "bench-session", source="session")
+            api.keep_index()  # as `vb session` does (a watcher, not a walk per call)
             llm = api.vault.llm()
             assert llm is not None
             box = Sandbox.start(client, image, workspace=workspace, vault=vault, session="bench")
