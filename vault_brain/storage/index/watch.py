@@ -130,17 +130,6 @@ def event_handler(
     return Handler()
 
 
-def start_observer(paths: VaultPaths, state: WatchState) -> Any:
-    """A running watchdog observer feeding `state` with the vault's changes (stop and join it
-    when done)."""
-    observer = Observer()
-    observer.schedule(
-        event_handler(paths, state), str(paths.root), recursive=True, event_filter=CHANGES
-    )
-    observer.start()
-    return observer
-
-
 class VaultWatch:
     """A watchdog observer on the vault feeding `state`, and `sync`: wait until every change
     made to the files before the call has been reported (so a reader that applies `state`
