@@ -34,6 +34,7 @@ from typing import Any
 
 from vault_brain.storage.sandbox_build import ensure_image
 from vault_brain.storage.sandbox_engine import (
+    EngineGone,
     SandboxError,
     WorkspaceError,
     docker_client,
@@ -49,6 +50,7 @@ from vault_brain.storage.sandbox_exec import (
 )
 
 __all__ = [
+    "EngineGone",
     "ExecResult",
     "Sandbox",
     "SandboxError",
@@ -140,7 +142,7 @@ class Sandbox:
             Mount(WORKSPACE, str(workspace), type="bind", read_only=False),
             Mount(VAULT, str(vault), type="bind", read_only=True),
         ]
-        with docker_errors(f"starting the sandbox container {name}"):
+        with docker_errors(f"starting the sandbox container {name}", client=client):
             try:
                 container = client.containers.create(
                     image,
@@ -343,7 +345,7 @@ class Sandbox:
         """A SandboxError saying what happened to the container, if anything did."""
         from docker.errors import NotFound
 
-        with docker_errors("checking the sandbox container"):
+        with docker_errors("checking the sandbox container", client=self.client):
             try:
                 state = self.client.api.inspect_container(self.id)["State"]
             except NotFound:
@@ -370,7 +372,7 @@ def _container_errors(sandbox: Sandbox, action: str) -> Iterator[None]:
     failing exec) is named as such rather than as the API's 409 or 404."""
     from docker.errors import APIError
 
-    with docker_errors(action):
+    with docker_errors(action, client=sandbox.client):
         try:
             yield
         except APIError as exc:
@@ -410,7 +412,7 @@ def leftovers(client: Any, vault: Path) -> list[tuple[str, str]]:
     """(container id, session id) of every container labelled for this vault, running or not,
     oldest first: sessions a crashed host left behind."""
     label = f"{LABEL_VAULT}={vault.resolve()}"
-    with docker_errors("listing the sandbox containers"):
+    with docker_errors("listing the sandbox containers", client=client):
         found = client.api.containers(all=True, filters={"label": label})
     found.sort(key=lambda item: item.get("Created", 0))
     return [(item["Id"], (item.get("Labels") or {}).get(LABEL_SESSION, "")) for item in found]
@@ -420,7 +422,7 @@ def remove_container(client: Any, container_id: str) -> None:
     """Kill and delete a container; one already gone (or going) is not an error."""
     from docker.errors import APIError, NotFound
 
-    with docker_errors(f"removing the sandbox container {container_id[:12]}"):
+    with docker_errors(f"removing the sandbox container {container_id[:12]}", client=client):
         try:
             client.api.remove_container(container_id, force=True)
         except NotFound:

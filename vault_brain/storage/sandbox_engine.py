@@ -18,6 +18,7 @@ from vault_brain.domain.errors import VaultBrainError
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 API_TIMEOUT = 30.0  # seconds any one API call may take before vb gives up on the daemon
+PING_TIMEOUT = 10.0  # seconds the first contact (version, ping) may take: a hung daemon
 START_HINT = "start it: sudo systemctl start docker (or sudo dockerd &)"
 
 T = TypeVar("T")
@@ -28,6 +29,13 @@ class SandboxError(VaultBrainError):
     (exit code 1, like every error whose message explains it)."""
 
     code = "sandbox"
+
+
+class EngineGone(SandboxError):
+    """The Docker daemon stopped answering while vb was using it (stopped, crashed or hung):
+    the containers it ran are gone or unreachable too."""
+
+    code = "docker_gone"
 
 
 class WorkspaceError(SandboxError):
@@ -53,13 +61,14 @@ def docker_client() -> Any:
             "the Docker SDK for Python is not installed",
             hint="install vb's dependencies again (pip install 'docker>=7.1')",
         ) from None
-    try:
-        client = docker.from_env(timeout=int(API_TIMEOUT))
+    try:  # a daemon that accepts and never answers is given PING_TIMEOUT, not API_TIMEOUT
+        client = docker.from_env(timeout=int(PING_TIMEOUT))
         client.ping()
     except DockerException as exc:
         raise _engine_error(os.environ.get("DOCKER_HOST", ""), exc) from None
     except Exception as exc:  # requests' ConnectionError, ReadTimeout...: no daemon answered
         raise _engine_error(os.environ.get("DOCKER_HOST", ""), exc) from None
+    client.api.timeout = int(API_TIMEOUT)
     return client
 
 
@@ -99,9 +108,18 @@ def _engine_error(host: str, exc: BaseException) -> SandboxError:
     finally:
         probe.close()
     return SandboxError(
-        f"Docker at {path} did not answer ({one_line(exc, 120)})",
-        hint="check `docker info`; restart the daemon if it hangs",
+        f"Docker at {path} accepts connections but did not answer ({_cause(exc)})",
+        hint="check `docker info`; restart the daemon if it hangs (sudo systemctl restart docker)",
     )
+
+
+def _cause(exc: BaseException) -> str:
+    """A few words for what the SDK, requests or urllib3 raised: a read that timed out is
+    said so (their own text is a chain of wrappers)."""
+    timed_out = isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower()
+    if timed_out or "read timed out" in str(exc).lower():
+        return "no answer in time"
+    return one_line(exc, 100)
 
 
 def _docker_installed() -> bool:
@@ -110,10 +128,22 @@ def _docker_installed() -> bool:
     return bool(which("dockerd") or which("docker"))
 
 
+def _host_of(client: Any) -> str:
+    """The engine `client` talks to, as DOCKER_HOST says it (the unix socket's path from its
+    transport adapter), or DOCKER_HOST itself (what `docker_client` used) when unknown."""
+    path = getattr(
+        getattr(getattr(client, "api", client), "_custom_adapter", None), "socket_path", None
+    )
+    return f"unix://{path}" if isinstance(path, str) else os.environ.get("DOCKER_HOST", "")
+
+
 @contextmanager
-def docker_errors(action: str, hint: str = "check `docker info`") -> Iterator[None]:
+def docker_errors(
+    action: str, hint: str = "check `docker info`", client: Any = None
+) -> Iterator[None]:
     """Turn what the SDK raises while `action` runs into a `SandboxError`; a daemon that
-    stopped answering is said so."""
+    stopped answering is an `EngineGone` saying what became of it (`client`'s socket, probed:
+    not there, refusing, or not answering)."""
     from docker.errors import APIError, DockerException
     from urllib3.exceptions import HTTPError
 
@@ -127,9 +157,9 @@ def docker_errors(action: str, hint: str = "check `docker info`") -> Iterator[No
     except DockerException as exc:
         raise SandboxError(f"{action} failed: {one_line(exc, 160)}", hint=hint) from None
     except (OSError, HTTPError) as exc:  # requests' and urllib3's: the daemon went away
-        raise SandboxError(
-            f"lost contact with Docker while {action} ({one_line(exc, 100)})",
-            hint="is Docker still running? " + START_HINT,
+        why = _engine_error(_host_of(client), exc)
+        raise EngineGone(
+            f"lost contact with Docker while {action}: {why.message}", hint=why.hint
         ) from None
 
 
