@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.app.session_tools import SPECS, WORKSPACE_TOOLS, SandboxGone, Tools
+from vault_brain.app.session_tools import SPECS, WORKSPACE_TOOLS, DockerGone, SandboxGone, Tools
 from vault_brain.domain.errors import LLMError, VaultBrainError
 from vault_brain.domain.gate import redact
 from vault_brain.domain.text import clip
@@ -92,8 +92,13 @@ class SessionReport:
 
 
 class SessionRunner:
-    def __init__(self, api: MemoryAPI, llm: LLM, sandbox: Sandbox, session: str, say: Say) -> None:
+    def __init__(
+        self, api: MemoryAPI, llm: LLM, sandbox: Sandbox, session: str, say: Say,
+        warn: Say | None = None,
+    ) -> None:  # fmt: skip
         self.api, self.llm, self.sandbox, self.session, self.say = api, llm, sandbox, session, say
+        self.warn = warn or say  # what ends or spoils the session (the CLI's stderr)
+        self.gone: SandboxGone | None = None
         self.tools = Tools(api, sandbox)
         self.turns = 0
         self.answered = False
@@ -138,8 +143,8 @@ class SessionRunner:
         except KeyboardInterrupt:
             reason = "interrupted"
         except SandboxGone as exc:
-            reason = "container stopped"
-            self.say(f"vb: the sandbox stopped: {exc.one_line()}")
+            reason, self.gone = exc.reason, exc
+            self.warn(f"vb: {exc.notice()}")
         return self.close(reason)
 
     def command(self, line: str) -> bool:
@@ -237,13 +242,15 @@ class SessionRunner:
             ("flush", lambda: setattr(report, "flushed", self._flush())),
             ("maintenance", self.api.maintain),
             ("commit", lambda: setattr(report, "commit", self._commit(reason))),
-            ("container", self.sandbox.remove),
         ]
+        if not isinstance(self.gone, DockerGone):  # else Docker is away: the next start does it
+            steps.append(("container", self.sandbox.remove))
         for name, step in steps:
             try:
                 step()
             except (VaultBrainError, OSError) as exc:
-                self.say(f"vb: {name} after the session failed: {exc}")
+                why = exc.one_line() if isinstance(exc, VaultBrainError) else str(exc)
+                self.warn(f"vb: {name} after the session failed: {why}")
         return report
 
     def _commit(self, reason: str) -> str:
@@ -251,6 +258,8 @@ class SessionRunner:
         return done or "not committed (commit_on in STRATEGY.md has no session)"
 
     def _outcome(self) -> None:
+        if not self.turns:
+            return  # no transcript: nothing was retrieved, nothing to credit
         self.api.feedback("completed" if self.answered else "abandoned", self.session)
 
     def _flush(self) -> int:

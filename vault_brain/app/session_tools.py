@@ -26,6 +26,20 @@ MAX_RESULT_CHARS = 16_000
 class SandboxGone(VaultBrainError):
     """The session's container stopped (Docker stopped, the container crashed or was killed)."""
 
+    reason = "container stopped"
+
+    def notice(self) -> str:
+        return f"the sandbox stopped: {self.one_line()}"
+
+
+class DockerGone(SandboxGone):
+    """The Docker daemon stopped answering (stopped, crashed, hung): its containers with it."""
+
+    reason = "Docker stopped"
+
+    def notice(self) -> str:
+        return self.one_line()
+
 
 def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict:
     return {
@@ -116,7 +130,11 @@ class Tools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         """Run one tool call; what it returned (or why it failed), for the model."""
-        from vault_brain.storage.sandbox import SandboxError, WorkspaceError  # lazy: start-up
+        from vault_brain.storage.sandbox import (  # lazy: start-up
+            EngineGone,
+            SandboxError,
+            WorkspaceError,
+        )
 
         try:
             if name in self._memory:
@@ -126,6 +144,11 @@ class Tools:
             return Outcome(f"error: no tool named {name!r}", False)
         except WorkspaceError as exc:  # the agent's mistake (no such file, outside /workspace)
             return Outcome(f"error: {exc.one_line()}", False)
+        except EngineGone as exc:  # the daemon: stopped, crashed, hung
+            raise DockerGone(
+                f"{exc.message}; the session ends here, saved",
+                hint=f"{exc.hint}; the next vb session removes this one's container",
+            ) from None
         except SandboxError as exc:  # the sandbox itself: gone, stopped, out of memory
             raise SandboxGone(exc.message, hint=exc.hint) from None
         except VaultBrainError as exc:

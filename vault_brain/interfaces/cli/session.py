@@ -132,7 +132,7 @@ def session(
     api.commit(f"vb session {session_id}: vault changes before the session", "session")
     sandbox = Sandbox.start(client, image, workspace=where, vault=vault.root, session=session_id)
     _err(f"vb session {session_id}: workspace {where} (/help for commands)")
-    runner = SessionRunner(api, llm, sandbox, session_id, _say)
+    runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err)
     try:
         report = runner.run(_read_line("> "), timeout * 60 if timeout else None)
     finally:
