@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 policy_app = typer.Typer(
     help=(
-        "Lifecycle rules as code in policy/rules.yaml, run only once a person approved them.\n\n"
+        "Review and approve the lifecycle rules in policy/.\n\n"
+        "policy/rules.yaml holds lifecycle rules as code; vb runs them only once a person "
+        "approved them.\n\n"
         "Each step may have a rule: a true/false expression over a note's fields that "
         "replaces vb's own choice of the notes the step takes, e.g.\n\n"
         "prune: \"effective < 0.15 and age_days > 21 and 'keep' not in tags\"\n\n"
