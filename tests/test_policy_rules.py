@@ -68,6 +68,9 @@ NOTE: dict[str, Any] = {
         ("+".join(["1"] * 100) + " > 0", "too complex"),
         ("pinned or " + "x" * MAX_CHARS, "characters long"),
         ("", "expected an expression"),
+        ("(" * 240 + "pinned" + ")" * 240, "not a valid expression"),
+        ("not " * 100 + "pinned", "too complex"),
+        ("[*tags] == []", "Starred"),
     ],
 )
 def test_disallowed_constructs_are_refused_before_evaluation(source: str, problem: str) -> None:

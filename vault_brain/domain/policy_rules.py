@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,6 +205,8 @@ def parse_rule(step: str, source: Any) -> Rule:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
         raise RuleError(f"is not a valid expression ({exc.msg})") from None
+    except (ValueError, RecursionError, MemoryError):  # a NUL byte; nesting too deep
+        raise RuleError("is not a valid expression") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise RuleError(f"is too complex (over {MAX_NODES} parts)")
     _check(tree.body)
@@ -336,9 +338,3 @@ def _compare(op: ast.cmpop, left: Any, right: Any) -> bool:
         if not (both_numbers or both_strings):
             raise RuleError(f"cannot order {left!r} and {right!r}")
     return bool(_COMPARE[type(op)](left, right))
-
-
-def explain_fields() -> Sequence[str]:
-    """One line per field and function, for help and docs."""
-    lines = [f"{name} ({kind.__name__}): {meaning}" for name, (kind, meaning) in FIELDS.items()]
-    return lines + [doc for _, _, doc in FUNCTIONS.values()]
