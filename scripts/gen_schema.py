@@ -21,6 +21,7 @@ from vault_brain.app.lifecycle import CompactResult, MaintainResult
 from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
 from vault_brain.app.memory_file import MemoryFileResult
 from vault_brain.app.persona import PersonaResult
+from vault_brain.app.policy_review import PolicyApproval, PolicyDiff
 from vault_brain.app.retention import SessionList, SessionsArchived
 from vault_brain.app.status import StatusReport
 from vault_brain.app.sync import SyncResult
@@ -46,6 +47,8 @@ RESULTS: dict[str, tuple[type, str]] = {
     "memory_file": (MemoryFileResult, "vb memory-file"),
     "index": (results.IndexResult, "vb index"),
     "strategy": (results.StrategyResult, "vb strategy"),
+    "policy_diff": (PolicyDiff, "vb policy diff"),
+    "policy_approval": (PolicyApproval, "vb policy approve"),
     "init": (results.InitResult, "vb init"),
     "status": (StatusReport, "vb status"),
     "sync": (SyncResult, "vb sync"),

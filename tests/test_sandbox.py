@@ -114,6 +114,33 @@ def test_the_root_filesystem_and_the_vault_are_read_only(sandbox: Sandbox) -> No
     assert sandbox.run_shell("echo x > /tmp/scratch && cat /tmp/scratch").output == "x\n"
 
 
+def test_policy_rw_mounts_policy_read_write_and_nothing_else(
+    docker_engine: Any, sandbox_image: str, tmp_path: Path
+) -> None:
+    workspace, vault = folders(tmp_path)
+    (vault / ".vb").mkdir(mode=0o777)
+    (vault / ".vb").chmod(0o777)
+    box = Sandbox.start(
+        docker_engine,
+        sandbox_image,
+        workspace=workspace,
+        vault=vault,
+        session=f"test-{uuid.uuid4().hex[:8]}",
+        policy_rw=True,
+    )
+    try:
+        wrote = box.run_shell("printf 'prune: \"True\"\\n' > /vault/policy/rules.yaml")
+        assert wrote.exit_code == 0, wrote.output
+        assert (vault / "policy" / "rules.yaml").read_text() == 'prune: "True"\n'
+        for target in ("/vault/other", "/vault/notes/tea.md", "/vault/.vb/policy-approved.json"):
+            result = box.run_shell(f"echo x >> {target}")
+            assert result.exit_code != 0, target
+            assert "Read-only file system" in result.output, result.output
+    finally:
+        box.remove()
+    assert not (vault / "other").exists() and not (vault / ".vb" / "policy-approved.json").exists()
+
+
 def test_limits_are_set_and_memory_is_enforced(sandbox: Sandbox) -> None:
     host = sandbox.client.api.inspect_container(sandbox.id)["HostConfig"]
     assert host["Memory"] == 512 * 1024 * 1024 and host["PidsLimit"] == 256

@@ -101,6 +101,34 @@ def test_a_scripted_session_remembers_works_in_the_sandbox_and_commits_once(
     assert "Quokka survey" in sent["messages"][0]["content"]
 
 
+def test_with_policy_rw_the_agent_edits_policy_and_vb_warns_until_approval(
+    setup: tuple[Path, Path], fake_llm: FakeLLMServer, docker_engine: Any, sandbox_image: str
+) -> None:
+    vault, workspace = setup
+    (vault / "policy").mkdir()
+    (vault / "policy" / "rules.yaml").write_text('prune: "False"\n')  # never approved
+    fake_llm.reply_tool_calls(
+        (
+            "run_command",
+            {"command": "echo 'prune: \"effective < 0.3\"' > /vault/policy/rules.yaml"},
+        ),
+        ("run_command", {"command": "echo x > /vault/hack.md"}),
+    )
+    fake_llm.reply_text("I tightened the pruning rule.")
+    res = run_vb(
+        "--vault", str(vault), "session", "--workspace", str(workspace), "--policy-rw",
+        input="Prune more.\n/quit\n",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert "vb: warning: policy/ has changes not approved on this machine" in res.stderr
+    assert (vault / "policy" / "rules.yaml").read_text() == 'prune: "effective < 0.3"\n'
+    assert not (vault / "hack.md").exists()
+    assert git("status", "--porcelain", cwd=vault) == ""  # committed with the session
+    diff = run_vb("--vault", str(vault), "policy", "diff")
+    assert '+prune: "effective < 0.3"' in diff.stdout
+    assert "not approved" in run_vb("--vault", str(vault), "status").stdout
+
+
 def test_no_model_or_unknown_agent_is_one_clear_line(setup: tuple[Path, Path]) -> None:
     vault, workspace = setup
     env = {k: "" for k in ("VB_LLM_MODEL", "VB_LLM_BASE_URL", "VB_LLM_API_KEY", "VB_CONFIG")}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from vault_brain.app import notes
 from vault_brain.app.api_git import GitOps
 from vault_brain.app.api_knowledge import Knowledge, check_sources
+from vault_brain.app.api_policy import PolicyOps
 from vault_brain.app.api_sessions import Pending, SessionsAndTasks
 from vault_brain.app.commits import commit_at
 from vault_brain.app.guard import PERSON, admit, for_agent
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
 # a search or an add, which agents run on every turn, does not pay for them at start-up.
 
 
-class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
+class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     def __init__(
         self,
         vault: Vault,

@@ -17,6 +17,7 @@ from vault_brain.app.commits import commit_at
 from vault_brain.app.credit import credit_rows
 from vault_brain.app.entities import EntityFeed, new_note_text
 from vault_brain.app.notes import unique_path
+from vault_brain.app.policy_review import approved_rules
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import days_between, now_iso, parse_time
@@ -24,6 +25,7 @@ from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.facts import extract_facts
 from vault_brain.domain.merge import merge_episodes
 from vault_brain.domain.plan import Action, Plan
+from vault_brain.domain.policy_rules import Rule, RuleError, note_fields
 from vault_brain.domain.scopes import GLOBAL
 from vault_brain.domain.text import slugify
 from vault_brain.storage.frontmatter import parse_text
@@ -58,6 +60,25 @@ def _now(now: dt.datetime | None) -> dt.datetime:
     return now or dt.datetime.now().astimezone()
 
 
+def _rule(vault: Vault, plan: Plan) -> Rule | None:
+    """The approved policy rule of the plan's step, if any (noted in the plan)."""
+    rule = approved_rules(vault).get(plan.operation)
+    if rule is not None:
+        plan.notes.append(f"approved policy rule chooses the notes: {rule.source}")
+    return rule
+
+
+def _rule_takes(plan: Plan, rule: Rule, row: dict[str, Any], now: dt.datetime) -> bool:
+    """Whether the rule takes this note; a rule that fails on it takes nothing (noted)."""
+    born = parse_time(row["created"] or row["updated"])
+    age = days_between(born, now) if born is not None else None
+    try:
+        return rule.matches(note_fields(row, age))
+    except RuleError as exc:
+        plan.notes.append(f"{row['id']}: the policy rule {exc}; not taken")
+        return False
+
+
 def _method(methods: Sequence[str]) -> str:
     distinct = sorted(set(methods))
     return ", ".join(distinct) if distinct else "offline"
@@ -70,15 +91,19 @@ def plan_consolidate(
     vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None
 ) -> Plan:
     """Same-day episodes of one scope with overlapping tags merge into one episode (of that
-    scope); credit summed (max 1)."""
+    scope); credit summed (max 1). An approved policy rule `consolidate` chooses which of
+    those episodes (unpinned, dated, tagged) may merge; without one, all may."""
     now = _now(now)
     plan = Plan("consolidate")
+    rule = _rule(vault, plan)
     by_day: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in credit_rows(vault, now):
         if row["type"] != "episode" or row["pinned"] or row["problem"]:
             continue
         created = parse_time(row["created"])
         if created is None or not row["tags"]:
+            continue
+        if rule is not None and not _rule_takes(plan, rule, row, now):
             continue
         key = (created.date().isoformat(), row.get("scope") or GLOBAL)
         by_day.setdefault(key, []).append(row)
@@ -169,17 +194,24 @@ def _tag_components(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None) -> Plan:
-    """Episodes above the promotion threshold feed their entity-like facts to entity notes."""
+    """Episodes above the promotion threshold feed their entity-like facts to entity notes.
+    An approved policy rule `promote` replaces the threshold test: it chooses which
+    episodes (not yet promoted) are mined for facts."""
     now = _now(now)
     policy = vault.policy
     plan = Plan("promote")
+    rule = _rule(vault, plan)
     threshold = policy.promotion_threshold
     transfer = policy.promotion_transfer
     rows = {r["path"]: r for r in credit_rows(vault, now)}
     feed = EntityFeed(vault, policy.initial_score, rows)
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
-        if row["type"] != "episode" or row["effective"] <= threshold or row["problem"]:
+        if row["type"] != "episode" or row["problem"]:
+            continue
+        if rule is None and row["effective"] <= threshold:
+            continue
+        if rule is not None and not _rule_takes(plan, rule, row, now):
             continue
         meta = parse_text(vault.paths.note(row["path"]).read_bytes()).meta
         if meta.get("promoted"):
@@ -204,11 +236,12 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
         moved = row["credit"] * transfer  # shared by the targets in proportion to their facts
         for rel, lines in fresh.items():
             feed.accept(rel, lines, row["id"], gain=moved * len(lines) / accepted)
+        why = f"at credit {row['effective']:.2f} > {threshold}" if rule is None else "by the rule"
         plan.actions.append(
             Action(
                 "set",
                 row["path"],
-                f"promoted {accepted} fact(s) at credit {row['effective']:.2f} > {threshold}",
+                f"promoted {accepted} fact(s) {why}",
                 {"credit": round(row["credit"] - moved, 4), "promoted": now_iso()},
                 id=row["id"],
             )
@@ -230,14 +263,22 @@ def plan_prune(
     """Archive notes whose effective credit fell below the threshold (and are old enough), or,
     with `older_than_days`, notes of one type older than that; never pinned notes or the
     protected categories (people by default). Then each scope over `scope_max_notes` loses
-    its oldest notes to the archive until it fits."""
+    its oldest notes to the archive until it fits.
+
+    An approved policy rule `prune` replaces the credit test (low effective credit, old
+    enough, scored): it chooses among the notes pruning may take, and never takes a pinned
+    note or a `people` note, whatever STRATEGY.md says. `older_than_days` (a person's
+    explicit retention) and the scope cap ignore the rule."""
     now = _now(now)
     policy = vault.policy
     plan = Plan("prune")
+    rule = _rule(vault, plan) if older_than_days is None else None
     skip_categories = set(policy.prune_skip_categories)
+    if rule is not None:
+        skip_categories.add("people")
     rows = credit_rows(vault, now)
     for row in sorted(rows, key=lambda r: r["path"]):
-        if row["pinned"] and policy.prune_skip_pinned:
+        if row["pinned"] and (policy.prune_skip_pinned or rule is not None):
             continue
         if row["category"] in skip_categories or row["problem"]:
             continue
@@ -248,6 +289,11 @@ def plan_prune(
         if older_than_days is not None:
             if row["type"] == (type_ or "episode") and age > older_than_days:
                 why = f"{row['type']} older than {older_than_days:g} days ({age:.0f} days)"
+                plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
+            continue
+        if rule is not None:
+            if _rule_takes(plan, rule, row, now):
+                why = f"the approved policy rule: {rule.source}"
                 plan.actions.append(Action("archive", row["path"], why, id=row["id"]))
             continue
         if not row["scored"] or age <= policy.prune_min_age_days:

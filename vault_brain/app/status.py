@@ -7,6 +7,7 @@ from dataclasses import field
 from typing import Any
 
 from vault_brain.app.extract import ProjectState, project_states
+from vault_brain.app.policy_review import policy_warning
 from vault_brain.app.results import Result, result
 from vault_brain.app.sync import SyncState, sync_state
 from vault_brain.app.vault import Vault
@@ -67,6 +68,9 @@ class StatusReport(Result):
     sync: SyncState | None = None
     """The git remote: ahead/behind (as of the last fetch), last sync, a pending push,
     conflict copies. None for a vault without a remote."""
+    policy_warning: str | None = None
+    """One line when policy/ (the lifecycle rules) has changes not approved on this
+    machine: the lifecycle then runs the last approved rules (see `vb policy diff`)."""
 
 
 def vault_status(vault: Vault) -> StatusReport:
@@ -119,6 +123,7 @@ def vault_status(vault: Vault) -> StatusReport:
         refused=refused,
         projects=project_states(vault),
         sync=sync_state(vault, note_paths),
+        policy_warning=policy_warning(vault),
     )
 
 

@@ -42,6 +42,18 @@ MAX_VALUES = 20_000
 _RISKY_LINE = re.compile(r"^(?P<indent> *)(?P<dashes>(?:- +){4,})")
 
 
+def load_yaml(text: str) -> Any:
+    """A whole YAML document (YAML 1.2 scalars, bounded depth and aliases), as plain data;
+    ValueError says why it is not valid."""
+    import yaml  # lazy: PyYAML
+
+    try:
+        return yaml.load(text, Loader=_bounded_loader())  # a safe loader (bounded)
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError) as exc:
+        first = str(exc).strip().splitlines()
+        raise ValueError(" ".join(x.strip() for x in first[:3]) or "invalid YAML") from None
+
+
 def _looks_risky(fm: str) -> bool:
     """Front matter the C loader must not see: anchors or aliases, or deep nesting."""
     if "&" in fm or "*" in fm:

@@ -17,7 +17,8 @@ __all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
 
 # Folders that never hold memories: vb's own cache, git, Obsidian settings, trash,
 # transcripts and logs (JSONL, not notes).
-IGNORED_DIRS = frozenset({".vb", ".git", ".obsidian", ".trash", "sessions", "logs"})
+# policy/ holds lifecycle rules (`vb policy`), never notes: no memory tool writes there.
+IGNORED_DIRS = frozenset({".vb", ".git", ".obsidian", ".trash", "sessions", "logs", "policy"})
 # Generated or policy files at the vault root that are not memories.
 ROOT_NON_NOTES = frozenset({"MEMORY.md", "STRATEGY.md"})
 
@@ -72,6 +73,11 @@ class VaultPaths:
     def lifecycle_log(self) -> Path:
         return self.logs_dir / "lifecycle.jsonl"
 
+    @property
+    def policy_dir(self) -> Path:
+        """Lifecycle rules as code (`policy/rules.yaml`), run only once a person approved them."""
+        return self.root / "policy"
+
     def note(self, rel: str) -> Path:
         """The file of a note path that is already known to be safe (see `files.safe_relpath`)."""
         return self.root / PurePosixPath(rel)
@@ -84,6 +90,12 @@ class VaultPaths:
     @property
     def vault_lock(self) -> Path:
         return self.vb_dir / "vault.lock"
+
+    @property
+    def policy_approval(self) -> Path:
+        """What a person approved of policy/ (`vb policy approve`): its hash and a copy of
+        every file. Machine-local, and read-only inside the session sandbox."""
+        return self.vb_dir / "policy-approved.json"
 
     # -- the cache: in .vb/, or outside a read-only vault ---------------------------------
     @property

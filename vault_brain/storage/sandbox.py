@@ -125,8 +125,11 @@ class Sandbox:
         session: str,
         memory: str = "512m",
         pids: int = 256,
+        policy_rw: bool = False,
     ) -> Sandbox:
-        """A detached, hardened container `vb-session-<session>` of `image` (see the module)."""
+        """A detached, hardened container `vb-session-<session>` of `image` (see the module).
+        With `policy_rw`, the vault's policy/ (created if absent) is mounted read-write at
+        /vault/policy over the read-only vault: the agent may edit the lifecycle rules."""
         from docker.errors import APIError, ImageNotFound
         from docker.types import Mount
 
@@ -142,6 +145,8 @@ class Sandbox:
             Mount(WORKSPACE, str(workspace), type="bind", read_only=False),
             Mount(VAULT, str(vault), type="bind", read_only=True),
         ]
+        if policy_rw:
+            mounts.append(_policy_mount(vault, user))
         with docker_errors(f"starting the sandbox container {name}", client=client):
             try:
                 container = client.containers.create(
@@ -392,6 +397,26 @@ def _folders(workspace: Path, vault: Path) -> tuple[Path, Path]:
             hint="the vault is mounted read-only: give the session a workspace outside it",
         )
     return workspace, vault
+
+
+def _policy_mount(vault: Path, user: str) -> Any:
+    """The vault's policy/ read-write at /vault/policy; a folder vb creates (or one root owns,
+    when vb runs as root) is given to the container's user, who must be able to write it."""
+    from docker.types import Mount
+
+    folder = vault / "policy"
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise SandboxError(
+            f"{folder} is not a folder", hint="make policy/ a plain folder of the vault"
+        )
+    folder.mkdir(exist_ok=True)
+    if os.getuid() == 0 and folder.stat().st_uid == 0:
+        uid, gid = (int(x) for x in user.split(":"))
+        if uid != 0:
+            for path in [folder, *folder.rglob("*")]:
+                if not path.is_symlink():
+                    os.chown(path, uid, gid)
+    return Mount(f"{VAULT}/policy", str(folder), type="bind", read_only=False)
 
 
 def _prepare_workspace(workspace: Path) -> str:

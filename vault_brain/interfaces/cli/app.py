@@ -48,6 +48,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "prune",
         "maintain",
         "strategy",
+        "policy",
     ),
     "Sessions": ("session", "loop", "flush", "compact", "sessions", "tasks"),
     "Integrations": ("mcp", "serve", "hooks", "hook"),
@@ -166,6 +167,7 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(("loop", "flush", "compact", "sessions"), "sessions"),
     "tasks": "tasks",
+    "policy": "policy",
     "session": "session",
     **dict.fromkeys(("mcp", "serve", "hooks", "hook"), "integrations"),
 }

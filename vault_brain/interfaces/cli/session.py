@@ -93,6 +93,14 @@ def session(
             show_default=False,
         ),
     ] = None,
+    policy_rw: Annotated[
+        bool,
+        typer.Option(
+            "--policy-rw",
+            help="Let the agent edit the vault's policy/ (lifecycle rules, mounted read-write "
+            "at /vault/policy); vb runs a changed policy only after `vb policy approve`.",
+        ),
+    ] = False,
 ) -> None:
     """Talk to an agent that remembers, its tools sandboxed in Docker.
 
@@ -130,7 +138,11 @@ def session(
     recover(api, client, vault.root, _err)
     api.memory_file()
     api.commit(f"vb session {session_id}: vault changes before the session", "session")
-    sandbox = Sandbox.start(client, image, workspace=where, vault=vault.root, session=session_id)
+    if warning := api.policy_warning():
+        _err(f"vb: warning: {warning}")
+    sandbox = Sandbox.start(
+        client, image, workspace=where, vault=vault.root, session=session_id, policy_rw=policy_rw
+    )
     _err(f"vb session {session_id}: workspace {where} (/help for commands)")
     runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err)
     try:

@@ -92,6 +92,8 @@ def render_status(report: StatusReport) -> str:
     if report.problems:
         lines.append(f"problems: {len(report.problems)}")
         lines += [f"         {p.path}: {p.problem}" for p in report.problems]
+    if report.policy_warning:
+        lines.append(f"policy:  {report.policy_warning}")
     return "\n".join(lines)
 
 
