@@ -185,12 +185,31 @@ def docker_engine() -> Any:
 @pytest.fixture(scope="session")
 def sandbox_image(docker_engine: Any) -> str:
     """The sandbox image's tag, built once per test run by `ensure_image` itself (its base
-    vb-base:bookworm too, with debootstrap, when missing: a few minutes the first time)."""
+    vb-base:bookworm-<hash> too, with debootstrap, when missing: a few minutes the first time)."""
     from vault_brain.storage.sandbox import SandboxError, ensure_image
 
     try:
         return ensure_image(
             docker_engine, say=lambda line: print(f"[sandbox] {line}", file=sys.stderr)
+        )
+    except SandboxError as exc:
+        _docker_unavailable(exc.one_line())
+        raise
+
+
+@pytest.fixture(scope="session")
+def opencode_image(docker_engine: Any, sandbox_image: str) -> str:
+    """The OpenCode image's tag, built once per test run by `ensure_opencode_image` (OpenCode's
+    pinned release fetched from the npm registry into ~/.cache/vault_brain the first time)."""
+    from vault_brain.storage.opencode_image import ensure_opencode_image
+    from vault_brain.storage.sandbox import SandboxError
+
+    try:
+        return ensure_opencode_image(
+            docker_engine,
+            sandbox_image,
+            os.environ,
+            say=lambda line: print(f"[opencode] {line}", file=sys.stderr),
         )
     except SandboxError as exc:
         _docker_unavailable(exc.one_line())

@@ -26,7 +26,7 @@ from vault_brain.storage.sandbox import (
     leftovers,
     remove_container,
 )
-from vault_brain.storage.sandbox_build import DOCKERFILE, image_tag
+from vault_brain.storage.sandbox_build import BASE_TAG, DOCKERFILE, image_tag
 
 pytestmark = pytest.mark.docker
 
@@ -274,7 +274,7 @@ def test_an_image_present_is_not_rebuilt(docker_engine: Any, sandbox_image: str)
     began = time.monotonic()
     assert ensure_image(docker_engine) == sandbox_image
     assert time.monotonic() - began < 2
-    base = docker_engine.images.get("vb-base:bookworm")
+    base = docker_engine.images.get(BASE_TAG)
     assert sandbox_image == image_tag(DOCKERFILE.read_bytes(), base.id)
     assert image_tag(DOCKERFILE.read_bytes() + b"\n", base.id) != sandbox_image
     with pytest.raises(SandboxError, match="no local image named vb-nothing:here"):

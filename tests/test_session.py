@@ -132,8 +132,8 @@ def test_with_policy_rw_the_agent_edits_policy_and_vb_warns_until_approval(
 def test_no_model_or_unknown_agent_is_one_clear_line(setup: tuple[Path, Path]) -> None:
     vault, workspace = setup
     env = {k: "" for k in ("VB_LLM_MODEL", "VB_LLM_BASE_URL", "VB_LLM_API_KEY", "VB_CONFIG")}
-    res = run_vb("--vault", str(vault), "session", "--agent", "opencode")
-    assert res.exit_code == 2 and "not available yet" in res.stderr
+    res = run_vb("--vault", str(vault), "session", "--agent", "claude")
+    assert res.exit_code != 0 and "use one of: builtin, opencode" in res.stderr
     res = run_vb("--vault", str(vault), "session", "--workspace", str(workspace), env=env)
     assert res.exit_code != 0 and "VB_LLM_MODEL" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 2  # the error and its hint

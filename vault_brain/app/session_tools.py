@@ -41,6 +41,19 @@ class DockerGone(SandboxGone):
         return self.one_line()
 
 
+def gone(exc: Exception) -> SandboxGone:
+    """What ends the session when the sandbox failed: Docker stopped, crashed or hung
+    (`DockerGone`), or the container itself is gone, stopped or out of memory."""
+    from vault_brain.storage.sandbox import EngineGone  # lazy: start-up
+
+    if isinstance(exc, EngineGone):
+        return DockerGone(
+            f"{exc.message}; the session ends here, saved",
+            hint=f"{exc.hint}; the next vb session removes this one's container",
+        )
+    return SandboxGone(str(getattr(exc, "message", exc)), hint=getattr(exc, "hint", None))
+
+
 def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict:
     return {
         "type": "function",
@@ -130,11 +143,7 @@ class Tools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         """Run one tool call; what it returned (or why it failed), for the model."""
-        from vault_brain.storage.sandbox import (  # lazy: start-up
-            EngineGone,
-            SandboxError,
-            WorkspaceError,
-        )
+        from vault_brain.storage.sandbox import SandboxError, WorkspaceError  # lazy: start-up
 
         try:
             if name in self._memory:
@@ -144,13 +153,8 @@ class Tools:
             return Outcome(f"error: no tool named {name!r}", False)
         except WorkspaceError as exc:  # the agent's mistake (no such file, outside /workspace)
             return Outcome(f"error: {exc.one_line()}", False)
-        except EngineGone as exc:  # the daemon: stopped, crashed, hung
-            raise DockerGone(
-                f"{exc.message}; the session ends here, saved",
-                hint=f"{exc.hint}; the next vb session removes this one's container",
-            ) from None
-        except SandboxError as exc:  # the sandbox itself: gone, stopped, out of memory
-            raise SandboxGone(exc.message, hint=exc.hint) from None
+        except SandboxError as exc:  # Docker or the sandbox itself: the session ends
+            raise gone(exc) from None
         except VaultBrainError as exc:
             return Outcome(f"error: {exc.one_line()}", False)
         except (KeyError, TypeError, ValueError) as exc:

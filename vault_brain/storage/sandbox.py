@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_brain.storage.sandbox_build import ensure_image
 from vault_brain.storage.sandbox_engine import (
@@ -49,6 +49,9 @@ from vault_brain.storage.sandbox_exec import (
     hang_up,
 )
 
+if TYPE_CHECKING:
+    from vault_brain.storage.sandbox_stream import Streamed
+
 __all__ = [
     "EngineGone",
     "ExecResult",
@@ -59,6 +62,7 @@ __all__ = [
     "docker_client",
     "ensure_image",
     "leftovers",
+    "prepare_workspace",
     "remove_container",
 ]
 
@@ -126,10 +130,15 @@ class Sandbox:
         memory: str = "512m",
         pids: int = 256,
         policy_rw: bool = False,
+        command: list[str] | None = None,
+        environment: dict[str, str] | None = None,
+        read_only: dict[str, Path] | None = None,
     ) -> Sandbox:
         """A detached, hardened container `vb-session-<session>` of `image` (see the module).
         With `policy_rw`, the vault's policy/ (created if absent) is mounted read-write at
-        /vault/policy over the read-only vault: the agent may edit the lifecycle rules."""
+        /vault/policy over the read-only vault: the agent may edit the lifecycle rules.
+        `command` runs instead of `sleep infinity`, `environment` is added to HOME=/tmp, and
+        the host folders in `read_only` are bind-mounted read-only (container path: folder)."""
         from docker.errors import APIError, ImageNotFound
         from docker.types import Mount
 
@@ -139,11 +148,15 @@ class Sandbox:
                 hint="use letters, digits, '.', '_' or '-'",
             )
         workspace, vault = _folders(workspace, vault)
-        user = _prepare_workspace(workspace)
+        user = prepare_workspace(workspace)
         name = f"vb-session-{session}"
         mounts = [
             Mount(WORKSPACE, str(workspace), type="bind", read_only=False),
             Mount(VAULT, str(vault), type="bind", read_only=True),
+        ]
+        mounts += [
+            Mount(at, str(src), type="bind", read_only=True)
+            for at, src in (read_only or {}).items()
         ]
         if policy_rw:
             mounts.append(_policy_mount(vault, user))
@@ -151,12 +164,12 @@ class Sandbox:
             try:
                 container = client.containers.create(
                     image,
-                    ["sleep", "infinity"],
+                    command or ["sleep", "infinity"],
                     name=name,
                     hostname="sandbox",
                     user=user,
                     working_dir=WORKSPACE,
-                    environment={"HOME": "/tmp"},
+                    environment={**(environment or {}), "HOME": "/tmp"},
                     labels={LABEL_VAULT: str(vault), LABEL_SESSION: session},
                     network_mode="none",
                     cap_drop=["ALL"],
@@ -226,6 +239,14 @@ class Sandbox:
     def run_shell(self, command: str, timeout: float = 60.0) -> ExecResult:
         """`sh -c command` in /workspace."""
         return self.exec(["sh", "-c", command], timeout=timeout)
+
+    def stream(
+        self, argv: list[str], *, timeout: float, environment: dict[str, str] | None = None
+    ) -> Streamed:
+        """`argv` in /workspace, its stdout read line by line as it runs (`Streamed.lines`)."""
+        from vault_brain.storage.sandbox_stream import Streamed
+
+        return Streamed(self, argv, timeout, environment)
 
     def read_file(self, path: str, limit: int = 256_000) -> str:
         """The text of a workspace file (at most `limit` bytes, then "[... truncated]")."""
@@ -419,7 +440,7 @@ def _policy_mount(vault: Path, user: str) -> Any:
     return Mount(f"{VAULT}/policy", str(folder), type="bind", read_only=False)
 
 
-def _prepare_workspace(workspace: Path) -> str:
+def prepare_workspace(workspace: Path) -> str:
     """`container_user` for `workspace`; under root, an empty root-owned workspace is given to
     1000:1000 (agent) so the container can write in it; a non-empty one is refused."""
     user = container_user(workspace)

@@ -3,9 +3,10 @@
 `vb-sandbox:<12 hex>` is built FROM a base image with the Dockerfile shipped in
 `sandbox_image/`; the 12 hex digits are the start of the sha256 over that Dockerfile and the
 base image's id, so a changed Dockerfile or base gives a new tag and an unchanged one is never
-rebuilt. The base is any local image the user names, or `vb-base:<suite>`: a Debian minbase
-(with python3) that vb makes itself with debootstrap and `docker import` when it is missing, as
-registries may be unreachable (air-gapped machines, CI). Making it needs root and debootstrap.
+rebuilt. The base is any local image the user names, or `vb-base:<suite>-<hash of its
+packages>`: a Debian minbase (python3, ripgrep) that vb makes itself with debootstrap and
+`docker import` when it is missing, as registries may be unreachable (air-gapped machines,
+CI). Making it needs root and debootstrap.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ from vault_brain.storage.sandbox_engine import SandboxError, call, docker_errors
 SUITE = "bookworm"
 BASE_REPOSITORY = "vb-base"
 IMAGE_REPOSITORY = "vb-sandbox"
-BASE_PACKAGES = "python3,ca-certificates"
+# python3 runs the file tools and the socket bridge; ripgrep is the search tool agents expect
+# (OpenCode's grep and glob use it, and would try to download it)
+BASE_PACKAGES = "python3,ca-certificates,ripgrep"
+# named by its packages: a changed list is a new base, built once
+BASE_TAG = f"{BASE_REPOSITORY}:{SUITE}-{hashlib.sha256(BASE_PACKAGES.encode()).hexdigest()[:6]}"
 DOCKERFILE = Path(__file__).with_name("sandbox_image") / "Dockerfile"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|^VB_", re.IGNORECASE)
@@ -53,39 +58,48 @@ def ensure_image(
     say: Say | None = None,
     mirror: str | None = None,
 ) -> str:
-    """The sandbox image's tag, building what is missing: the base `vb-base:<suite>` (unless
+    """The sandbox image's tag, building what is missing: the base `BASE_TAG` (unless
     `base` names a local image) and the sandbox image on it. `rebuild` builds both again
     (vb's own base included, for fresh Debian packages; a named base is never touched).
     `say` gets a line before each slow step; `mirror` is the Debian mirror for debootstrap
     (default: the one in this machine's apt sources)."""
     say = say or _quiet
     if base is None:
-        base = f"{BASE_REPOSITORY}:{SUITE}"
-        base_image = None if rebuild else _local_image(client, base)
+        base = BASE_TAG
+        base_image = None if rebuild else local_image(client, base)
         if base_image is None:
             build_base(client, base, say=say, mirror=mirror)
-            base_image = _local_image(client, base)
+            base_image = local_image(client, base)
             if base_image is None:
                 raise SandboxError(f"the base image {base} vanished right after it was built")
     else:
-        base_image = _local_image(client, base)
+        base_image = local_image(client, base)
         if base_image is None:
             raise SandboxError(
                 f"no local image named {base}",
                 hint="`docker images` lists them (vb never pulls); or omit the base to build "
-                f"{BASE_REPOSITORY}:{SUITE} with debootstrap",
+                f"{BASE_TAG} with debootstrap",
             )
         _refuse_secrets(base, base_image)
     dockerfile = DOCKERFILE.read_bytes()
     tag = image_tag(dockerfile, base_image.id)
-    if not rebuild and _local_image(client, tag) is not None:
+    if not rebuild and local_image(client, tag) is not None:
         return tag
     say(f"building the sandbox image {tag} from {base} ...")
-    context = _context(dockerfile)
+    context = build_context({"Dockerfile": (dockerfile, 0o644)})
+    build_image(client, context, tag, base=base_image.id, label=base, rebuild=rebuild)
+    return tag
+
+
+def build_image(
+    client: Any, context: io.BytesIO, tag: str, *, base: str, label: str, rebuild: bool
+) -> None:
+    """`tag` built from the tar `context` (a Dockerfile taking the base image as ARG BASE),
+    never pulling; a failed build is one line with the build's last output."""
     from docker.errors import BuildError
 
     with docker_errors(
-        f"building the sandbox image {tag}",
+        f"building the image {tag}",
         hint="it is built from a local base only (no registry): check `docker images`",
     ):
         try:
@@ -93,23 +107,22 @@ def ensure_image(
                 fileobj=context,
                 custom_context=True,
                 tag=tag,
-                buildargs={"BASE": base_image.id},  # pinned: the id the tag hashes
+                buildargs={"BASE": base},  # pinned: the id the tag hashes
                 pull=False,
                 nocache=rebuild,
                 rm=True,
                 forcerm=True,
-                labels={"vb.sandbox": "1", "vb.base": base},
+                labels={"vb.sandbox": "1", "vb.base": label},
             )
         except BuildError as exc:
             lines = [one_line(line) for line in _log_lines(exc.build_log) if line.strip()]
             raise SandboxError(
-                f"building the sandbox image {tag} failed: {one_line(exc.msg, 120)}",
+                f"building the image {tag} failed: {one_line(exc.msg, 120)}",
                 hint=f"its last output: {lines[-1]}" if lines else "try `docker build` by hand",
             ) from None
-    return tag
 
 
-def _local_image(client: Any, name: str) -> Any | None:
+def local_image(client: Any, name: str) -> Any | None:
     from docker.errors import ImageNotFound
 
     with docker_errors(f"looking up the image {name}"):
@@ -130,14 +143,23 @@ def _refuse_secrets(base: str, image: Any) -> None:
         )
 
 
-def _context(dockerfile: bytes) -> io.BytesIO:
-    """A build context holding only the Dockerfile."""
+def build_context(
+    data: dict[str, tuple[bytes, int]], files: dict[str, tuple[Path, int]] | None = None
+) -> io.BytesIO:
+    """A build context (a tar) of named bytes and named files, each with its mode."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(dockerfile)
-        info.mode = 0o644
-        tar.addfile(info, io.BytesIO(dockerfile))
+        for name, (content, mode) in data.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            info.mode = mode
+            tar.addfile(info, io.BytesIO(content))
+        for name, (path, mode) in (files or {}).items():
+            info = tarfile.TarInfo(name)
+            info.size = path.stat().st_size
+            info.mode = mode
+            with path.open("rb") as f:
+                tar.addfile(info, f)
     buffer.seek(0)
     return buffer
 

@@ -65,7 +65,8 @@ def session(
         typer.Option(
             "--agent",
             help="builtin: the agent loop runs on the host, its workspace tools in the "
-            "sandbox (opencode: not available yet).",
+            "sandbox. opencode: OpenCode runs in the sandbox, its model is vb serve and its "
+            "memory vb mcp, both on the host through sockets.",
         ),
     ] = "builtin",
     workspace: Annotated[
@@ -116,10 +117,7 @@ def session(
     from vault_brain.domain.text import check_choice
     from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
 
-    if check_choice(agent, AGENTS, "agent") == "opencode":
-        raise UsageError(
-            "--agent opencode is not available yet", hint="use the built-in agent (the default)"
-        )
+    agent = check_choice(agent, AGENTS, "agent")
     where = (workspace or Path.cwd()).expanduser().resolve()
     if not where.is_dir():
         raise UsageError(f"no such folder: {where}", hint="give --workspace an existing folder")
@@ -128,6 +126,10 @@ def session(
     _keep_config_out(st.env.values, where, vault.root)
     client = docker_client()
     image = ensure_image(client, base=base, rebuild=build, say=_err)
+    if agent == "opencode":
+        from vault_brain.storage.opencode_image import ensure_opencode_image
+
+        image = ensure_opencode_image(client, image, st.env.values, rebuild=build, say=_err)
     if build:
         _say(f"sandbox image {image} ready")
         return
@@ -140,11 +142,20 @@ def session(
     api.commit(f"vb session {session_id}: vault changes before the session", "session")
     if warning := api.policy_warning():
         _err(f"vb: warning: {warning}")
-    sandbox = Sandbox.start(
-        client, image, workspace=where, vault=vault.root, session=session_id, policy_rw=policy_rw
-    )
-    _err(f"vb session {session_id}: workspace {where} (/help for commands)")
-    runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err)
+    runner: SessionRunner
+    if agent == "opencode":
+        from vault_brain.app.session_opencode import start_opencode
+
+        runner = start_opencode(
+            api, llm, client, image, workspace=where, policy_rw=policy_rw, say=_say, warn=_err
+        )
+    else:
+        sandbox = Sandbox.start(
+            client, image, workspace=where, vault=vault.root, session=session_id,
+            policy_rw=policy_rw,
+        )  # fmt: skip
+        runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err)
+    _err(f"vb session {session_id}: {agent} agent, workspace {where} (/help for commands)")
     try:
         report = runner.run(_read_line("> "), timeout * 60 if timeout else None)
     finally:
