@@ -63,17 +63,8 @@ def test_a_scripted_opencode_session_remembers_and_commits_once(
             os.chown(path, 1000, 1000)
     fake_llm.responder = scripted_agent
     before = commits(vault)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vault_brain", "--vault", str(vault), "session",
-         "--agent", "opencode", "--workspace", str(workspace)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={k: v for k, v in os.environ.items() if k != "VB_VAULT"},
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not (found := containers(vault)):
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, "the session's container never started"
-        time.sleep(0.2)
+    proc = _start(vault, workspace)
+    found = [_container(vault, proc)]
     # from inside: no network, no key, no vb configuration, the vault read-only
     inside = _exec(found[0], "env; cat /run/vb/opencode.json; ls -a /run/vb")
     assert API_KEY not in inside and "VB_LLM" not in inside and "api_key" not in inside.lower()
@@ -95,12 +86,34 @@ def test_a_scripted_opencode_session_remembers_and_commits_once(
     assert "Quokka survey" in json.dumps(sent[0].body["messages"])
     # the transcript (written by vb serve) holds the turn; /good credited the retrieval
     kinds = [r.get("type") for r in records(vault)]
+    users = [str(r.get("content")) for r in records(vault) if r.get("type") == "user"]
+    assert users == ["Where does the quokka survey run?"]
     assert "user" in kinds and "assistant" in kinds and "retrieval" in kinds and "flush" in kinds
     assert parse_text((vault / NOTE).read_bytes()).meta["credit"] > 0.5
     after = commits(vault)
     assert len(after) == len(before) + 1 and after[0].startswith("vb session session-")
     assert containers(vault) == []
     assert git("status", "--porcelain", cwd=vault) == ""
+
+
+def _start(vault: Path, workspace: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "vault_brain", "--vault", str(vault), "session",
+         "--agent", "opencode", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={k: v for k, v in os.environ.items() if k != "VB_VAULT"},
+    )  # fmt: skip
+
+
+def _container(vault: Path, proc: subprocess.Popen[str]) -> str:
+    """The session's container, once vb session is ready for the first line."""
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # "vb session ...: opencode agent, workspace ..." when ready
+    while line and "opencode agent" not in line:
+        line = proc.stderr.readline()
+    assert line, "vb session ended before its first prompt"
+    [found] = containers(vault)
+    return found
 
 
 def _exec(container: str, command: str) -> str:
@@ -121,3 +134,31 @@ def test_an_opencode_image_present_is_not_rebuilt(
     assert time.monotonic() - began < 2
     res = run_vb("session", "--agent", "nope")
     assert res.exit_code != 0 and "use one of: builtin, opencode" in res.stderr
+
+
+def test_a_container_killed_mid_turn_ends_the_session_and_loses_nothing(
+    setup: tuple[Path, Path], fake_llm: FakeLLMServer, docker_engine: Any, opencode_image: str
+) -> None:
+    vault, workspace = setup
+
+    def slow(body: Any) -> Canned:  # the model is still thinking when the container dies
+        return Canned(body=b"{}", delay=8.0) if body.get("stream") else scripted_agent(body)
+
+    fake_llm.responder = slow
+    proc = _start(vault, workspace)
+    container = _container(vault, proc)
+    assert proc.stdin is not None
+    proc.stdin.write("Plan the quokka survey for next March.\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not any((r.body or {}).get("stream") for r in fake_llm.requests):
+        assert time.monotonic() < deadline, "OpenCode never called the model"
+        time.sleep(0.1)
+    subprocess.run(["docker", "kill", container], capture_output=True, check=True)
+    _, err = proc.communicate("/quit\n", timeout=120)
+    assert proc.returncode == 0, err
+    assert "container stopped" in err or "sandbox" in err
+    users = [r for r in records(vault) if r.get("type") == "user"]
+    assert any("Plan the quokka survey" in str(r.get("content")) for r in users)
+    assert commits(vault)[0].startswith("vb session ")
+    assert containers(vault) == []

@@ -33,6 +33,7 @@ MOUNTED = "/run/vb"
 MODEL_SOCKET = "model.sock"
 MCP_SOCKET = "mcp.sock"
 START_WAIT = 30.0  # seconds vb serve may take to listen
+PR_SET_PDEATHSIG = 1  # prctl(2)
 STOP_WAIT = 30.0  # seconds it may take to record what it holds once told to stop
 
 Say = Callable[[str], None]
@@ -75,7 +76,7 @@ class HostServices:
             self.serve = subprocess.Popen(
                 self._vb("serve", "--unix-socket", str(path)),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=_die_with_parent,
             )  # fmt: skip
         deadline = time.monotonic() + START_WAIT
         while not _answers(path):
@@ -116,7 +117,7 @@ class HostServices:
                 child = subprocess.Popen(
                     self._vb("mcp", "--session", self.session),
                     stdin=conn.fileno(), stdout=conn.fileno(), stderr=log, env=self.env,
-                    start_new_session=True,
+                    start_new_session=True, preexec_fn=_die_with_parent,
                 )  # fmt: skip
                 self._children.append(child)
             threading.Thread(target=self._watch, args=(child,), daemon=True).start()
@@ -157,6 +158,16 @@ class HostServices:
         if self.serve is not None:
             _end(self.serve, STOP_WAIT)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when vb session dies (killed: no stop() ran), so vb serve records
+    what it holds and ends, and no server outlives its session. (Its own session: a Ctrl-C
+    at the REPL is vb session's to handle, not theirs.)"""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _answers(path: Path) -> bool:

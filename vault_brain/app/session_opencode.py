@@ -96,6 +96,20 @@ class OpenCodeRunner(SessionRunner):
         super().__init__(api, llm, sandbox, session, say, warn=warn)
         self.services = services
         self.opencode_session: str | None = None
+        self._pending: tuple[str, int] | None = None  # the last line, and where its turn began
+
+    def _record_pending(self) -> None:
+        """The last line typed is in the transcript: `vb serve` writes it with the model's
+        reply; a turn that never reached the model, or whose reply never came (OpenCode or
+        the container died), has it written here instead. Checked when the next turn starts
+        and at the end, once `vb serve` has written what it held."""
+        if self._pending is None:
+            return
+        text, before = self._pending
+        self._pending = None
+        records = list(read_records(self.api.vault.paths.transcript(self.session)))[before:]
+        if not any(r.get("type") == "user" and text in str(r.get("content")) for r in records):
+            self.api.intake(self.session, text)
 
     def turn(self, text: str) -> Turn:
         started = time.perf_counter()
@@ -104,12 +118,16 @@ class OpenCodeRunner(SessionRunner):
         if not self.services.serve_alive():
             self.warn("vb: vb serve (the model provider) had stopped: starting it again")
             self.services.start_serve()
+        self._record_pending()
         transcript = self.api.vault.paths.transcript(self.session)
         before = len(list(read_records(transcript)))
+        self._pending = (text, before)
         argv = ["opencode", "run", "--format", "json", "--auto"]
         if self.opencode_session:
             argv += ["--session", self.opencode_session]
-        stream = self.sandbox.stream([*argv, "--", text], timeout=TURN_TIMEOUT)
+        # `opencode run` joins its arguments with spaces, quoting each that holds one: words
+        # (split at spaces only) come back as typed
+        stream = self.sandbox.stream([*argv, "--", *text.split(" ")], timeout=TURN_TIMEOUT)
         ran = time.perf_counter()
         steps, errors = 0, []
         try:
@@ -133,8 +151,8 @@ class OpenCodeRunner(SessionRunner):
                 raise gone(exc) from None
             raise
         turn.sandbox_seconds = time.perf_counter() - ran  # OpenCode's own time, model included
-        if not steps:  # no model call: the line is not in the transcript yet
-            self.api.intake(self.session, text)
+        if not steps:  # no model call: vb serve never saw the line
+            self._record_pending()
         if turn.reply.strip():
             self.answered = True
         new = list(read_records(transcript))[before:]
@@ -168,7 +186,8 @@ class OpenCodeRunner(SessionRunner):
         """The services stop first: vb serve records what it still holds before the flush."""
         try:
             self.services.stop()
-        except OSError as exc:
+            self._record_pending()
+        except (OSError, VaultBrainError) as exc:
             self.warn(f"vb: stopping vb serve and the memory tools failed: {exc}")
         return super().close(reason)
 

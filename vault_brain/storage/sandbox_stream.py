@@ -25,7 +25,8 @@ LINE_CAP = 4 * 1024 * 1024  # one event longer than this is cut (and so not vali
 
 class Streamed:
     """`lines()` yields stdout's lines as they come; then `exit_code` (-1: unknown, vb stopped
-    waiting), `timed_out` and `stderr` say how it ended."""
+    waiting), `timed_out` and `stderr` say how it ended. A container that stopped or vanished
+    under the command raises `SandboxError` (as `Sandbox.exec` does)."""
 
     def __init__(
         self,
@@ -75,6 +76,8 @@ class Streamed:
         self.exit_code = KILLED if killed else self.sandbox._exit_code(exec_id, wait=2.0)
         elapsed = time.monotonic() - started
         self.timed_out = self.exit_code in (124, KILLED) and elapsed >= self.timeout
+        if self.exit_code != 0:  # the container itself may be what ended it
+            self.sandbox._raise_if_broken("a command ended")
 
 
 class _Frames:
