@@ -1,9 +1,10 @@
 """A real HTTP server on 127.0.0.1 that speaks the Chat Completions protocol, for tests.
 
 Script it per test with a queue of canned replies and faults; it records every request so a test
-can assert what was sent. A reply can be an event stream (`reply_stream`: Chat Completions
-chunks, written one by one with a pause between them), and other paths can be given replies of
-their own (`routes`, for GET or POST: `/v1/models`, `/v1/embeddings`, ...). Use the `fake_llm`
+can assert what was sent. A scripted completion answers a request that asked for `stream: true`
+as an event stream, as a real server would. A reply can be an event stream (`reply_stream`:
+Chat Completions chunks, written one by one with a pause between them), and other paths can be
+given replies of their own (`routes`, for GET or POST: `/v1/models`, `/v1/embeddings`, ...). Use the `fake_llm`
 fixture (import it into the test module): it starts the server, points `VB_LLM_*` at it, and
 stops it at teardown.
 
@@ -261,6 +262,8 @@ class FakeLLMServer:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 recorded = Recorded(self.path, headers, raw, parsed)
                 canned = server._next(recorded)
+                if isinstance(parsed, dict) and parsed.get("stream"):
+                    canned = as_stream(canned)
                 if canned.delay and server._stopping.wait(canned.delay):
                     return
                 try:
@@ -295,6 +298,24 @@ def streamed(pieces: list[str], *, chunk_delay: float = 0.0, **kwargs: Any) -> C
         content_type="text/event-stream",
         chunks=stream_chunks(pieces, **kwargs),
         chunk_delay=chunk_delay,
+    )
+
+
+def as_stream(canned: Canned) -> Canned:
+    """A scripted completion (`reply`, `reply_text`, `reply_tool_calls`) sent the way a real
+    server answers a request that asked for `stream: true`: as an event stream. Anything else
+    (an error, raw bytes, a stream already) goes as scripted."""
+    if canned.chunks is not None or canned.status != 200:
+        return canned
+    try:
+        message = json.loads(canned.body)["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return canned
+    pieces = [message["content"]] if message.get("content") else []
+    return Canned(
+        content_type="text/event-stream",
+        chunks=stream_chunks(pieces, tool_calls=message.get("tool_calls")),
+        delay=canned.delay,
     )
 
 

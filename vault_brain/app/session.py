@@ -94,10 +94,11 @@ class SessionReport:
 class SessionRunner:
     def __init__(
         self, api: MemoryAPI, llm: LLM, sandbox: Sandbox, session: str, say: Say,
-        warn: Say | None = None,
+        warn: Say | None = None, write: Say | None = None,
     ) -> None:  # fmt: skip
         self.api, self.llm, self.sandbox, self.session, self.say = api, llm, sandbox, session, say
         self.warn = warn or say  # what ends or spoils the session (the CLI's stderr)
+        self.write = write  # the reply's text as it streams in (no newline added); None: whole
         self.gone: SandboxGone | None = None
         self.tools = Tools(api, sandbox)
         self.turns = 0
@@ -189,11 +190,17 @@ class SessionRunner:
             context = self.api.context(self.session)
             turn.retrieved = max(turn.retrieved, len(context.retrieved))
             asked = time.perf_counter()
-            reply = self.llm.chat(context.messages_openai, tools=SPECS)
+            shown: list[str] = []
+            reply = self.llm.chat(
+                context.messages_openai, tools=SPECS, on_text=self._streamer(shown)
+            )
             turn.model_seconds += time.perf_counter() - asked
+            if shown:
+                self._write("\n")
             if reply.text.strip():
                 turn.reply = reply.text
-                self.say(reply.text)
+                if not shown:
+                    self.say(reply.text)
             if not reply.tool_calls:
                 if reply.text.strip():
                     self.api.persist(self.session, [{"type": "assistant", "content": reply.text}])
@@ -208,6 +215,23 @@ class SessionRunner:
         turn.seconds = time.perf_counter() - started
         self.overheads.append(turn.seconds - turn.model_seconds - turn.sandbox_seconds)
         return turn
+
+    def _streamer(self, shown: list[str]) -> Callable[[str], None] | None:
+        """What gets the reply's text as it streams in: the person's screen (from the first
+        piece that is not blank), `shown` keeping what went there."""
+        if self.write is None:
+            return None
+
+        def piece(text: str) -> None:
+            if shown or text.strip():
+                shown.append(text)
+                self._write(text)
+
+        return piece
+
+    def _write(self, text: str) -> None:
+        if self.write is not None:
+            self.write(text)
 
     def _tool_round(self, reply: Any, turn: Turn) -> None:
         records: list[dict[str, Any]] = []

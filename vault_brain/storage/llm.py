@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -120,8 +120,11 @@ class LLM:
         json_mode: bool = False,
         max_tokens: int | None = None,
         temperature: float | None = 0,
+        on_text: Callable[[str], None] | None = None,
     ) -> ChatReply:
         """One completion. `tools` are OpenAI function-tool specs; `temperature=None` omits it.
+        With `on_text` the reply is streamed: each piece of its text goes to `on_text` as it
+        arrives (tool calls are put together by the SDK), and the whole reply is returned.
 
         `json_mode` sends `response_format: {"type": "json_object"}` (the messages must say
         "JSON" somewhere: OpenAI rejects the request otherwise).
@@ -139,7 +142,14 @@ class LLM:
             kwargs["max_tokens"] = max_tokens
         client = self._get_client()
         try:
-            completion = client.chat.completions.create(**kwargs)
+            if on_text is None:
+                completion = client.chat.completions.create(**kwargs)
+            else:
+                with client.chat.completions.stream(**kwargs) as stream:
+                    for event in stream:
+                        if event.type == "content.delta" and event.delta:
+                            on_text(event.delta)
+                    completion = stream.get_final_completion()
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
         except ValueError as exc:  # the SDK lets a broken JSON body's decode error through

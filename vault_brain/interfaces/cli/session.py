@@ -39,6 +39,11 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def _err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
@@ -154,7 +159,7 @@ def session(
             client, image, workspace=where, vault=vault.root, session=session_id,
             policy_rw=policy_rw,
         )  # fmt: skip
-        runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err)
+        runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err, write=_write)
     _err(f"vb session {session_id}: {agent} agent, workspace {where} (/help for commands)")
     try:
         report = runner.run(_read_line("> "), timeout * 60 if timeout else None)
