@@ -4,9 +4,9 @@ Script it per test with a queue of canned replies and faults; it records every r
 can assert what was sent. A scripted completion answers a request that asked for `stream: true`
 as an event stream, as a real server would. A reply can be an event stream (`reply_stream`:
 Chat Completions chunks, written one by one with a pause between them), and other paths can be
-given replies of their own (`routes`, for GET or POST: `/v1/models`, `/v1/embeddings`, ...). Use the `fake_llm`
-fixture (import it into the test module): it starts the server, points `VB_LLM_*` at it, and
-stops it at teardown.
+given replies of their own (`routes`, for GET or POST: `/v1/models`, `/v1/embeddings`, ...).
+Use the `fake_llm` fixture (import it into the test module): it starts the server, points
+`VB_LLM_*` at it, and stops it at teardown.
 
     from fake_llm_server import FakeLLMServer, fake_llm  # noqa: F401  (fixture)
 
