@@ -11,7 +11,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.app.vault import Vault
-from vault_brain.domain.capture import slot_of
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
 from vault_brain.domain.facts import Fact
@@ -159,7 +158,7 @@ class EntityFeed:
         if not fact.slot:
             return None
         for older in reversed(statements):
-            if slot_of(fact.kind, fact.subject, older) == fact.slot:
+            if _slot_of(fact.kind, fact.subject, older) == fact.slot:
                 return older
         return None
 
@@ -212,3 +211,11 @@ class EntityFeed:
                 Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
             )
         return out
+
+
+def _slot_of(kind: str, subject: str, text: str) -> str | None:
+    # lazy: the capture rules compile hundreds of patterns (about 0.2 s), which servers that
+    # only search (vb mcp at start) need not pay
+    from vault_brain.domain.capture import slot_of
+
+    return slot_of(kind, subject, text)

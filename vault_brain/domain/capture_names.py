@@ -31,6 +31,7 @@ from vault_brain.domain.capture_words import (
     WORK_RELATIONS,
     alternation,
 )
+from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import wordset
 
 # Relations only a person has ("the student is X"; "the client is X" may be a company).
@@ -60,52 +61,52 @@ _HAVE = (
 _NOT_AFTER_PLACE = r"(?<!\bto )(?<!\bfrom )(?<!\bin )(?<!\bat )(?<!→ )(?<!\bvia )"
 _PERSON_PATTERNS = (
     # my sister Ana / Ana's girlfriend Bo / my wife's name is Ana / I have a son, Ana
-    re.compile(
+    lazy(
         rf"(?:(?:{_POSS}|{_HAVE})\s+{_MODS}{_CO}(?i:{RELATION})s?{_OF}(?:\s+(?i:there|here|(?:from|at|in)"
         rf"\s+(?:the\s+|my\s+)?(?!(?i:the|a|an)\b)[\w-]+))?{_NAMED}?,?\s+|\b(?i:the)\s+{_MODS}(?i:{RELATION}){_OF},\s+"
         rf"|\b(?i:the)\s+{_MODS}(?i:{_INDIVIDUAL})\s+(?=(?i:is|was)\s))"
         rf"(?:(?i:is|was|'s|are)\s+)?\(?{_CALLED}?{TITLE}?(?P<name>{_PERSON_NAME})"
     ),
     # Ana, my manager / Ana (my flatmate) / Ana, a colleague
-    re.compile(
+    lazy(
         rf"(?<![\w'’])(?P<name>{_PERSON_NAME})(?:,\s+(?i:my|our|his|her|their|the|a|an)\s+|\s*\("
         rf"(?:(?i:my|our|his|her|their|the|a|an)\s+)?){_MODS}(?i:{RELATION})\b"
     ),
     # Ana's our drummer / Ana is my coach / Ana at Acme is our adviser
-    re.compile(
+    lazy(
         rf"(?<![\w'’])(?P<name>{_PERSON_NAME})(?:\s+(?i:at|from)\s+{NAME_SEQ})?(?:['’]s|\s+is|\s+was)\s+"
         rf"(?i:my|our|his|her|the|a|an)\s+{_MODS}(?i:{RELATION})\b"
     ),
     # the granddaughter who set this up is Ana
-    re.compile(
+    lazy(
         rf"\b(?i:the)\s+{_MODS}(?i:{RELATION})\s+(?i:who|that)\b[^,.;]*?\s(?i:is|'s)\s+{TITLE}?"
         rf"(?P<name>{_PERSON_NAME})"
     ),
     # a friend of mine, Ana / a colleague called Ana / I report to Ana / married to Ana
-    re.compile(
+    lazy(
         rf"\b(?i:a|an)\s+{_MODS}(?i:{RELATION})\s+(?:(?i:of\s+(?:mine|ours)),?|(?i:called|named))"
         rf"\s+{TITLE}?(?P<name>{_PERSON_NAME})"
         rf"|\b(?i:married|engaged)\s+(?i:to)\s+{TITLE}?(?P<name3>{_PERSON_NAME})"
         rf"|\b(?i:i|we)\s+(?i:report|reports)\s+(?i:to|into)\s+{TITLE}?(?P<name2>{_PERSON_NAME})"
     ),
     # Ana, she's the Android lead
-    re.compile(
+    lazy(
         rf"(?<![\w'’])(?P<name>{_PERSON_NAME}),\s+(?i:he|she|they)(?:['’]s|\s+is|\s+are|['’]re)\s+"
         rf"(?i:my|our|the|a|an)\s+{_MODS}(?i:{RELATION})\b"
     ),
     # Ana from QA / Ana on my team / Ana in payroll / Ana from Acme
-    re.compile(
+    lazy(
         rf"{_NOT_AFTER_PLACE}(?<![\w'’])(?P<name>{NAME_WORD}(?:\s+{NAME_WORD})?)\s+"
         rf"(?:(?i:from|on|in)\s+(?:(?i:my|our|the)\s+)?{_PLACE_OF}"
         rf"|(?i:from)\s+(?P<team>[A-Z]{{2,}}\b|{NAME_WORD}))"
     ),
     # we have a greyhound called Ana
-    re.compile(
+    lazy(
         rf"\b(?i:have|had|got|adopted|rescued)\s+(?i:a|an)\s+(?:[\w'’-]+\s+){{0,3}}?"
         rf"(?!(?i:{WORK_NOUN}|{ORG_NOUN})\b)[a-z][\w-]+,?\s+(?i:called|named)\s+(?P<name>{_PERSON_NAME})"
     ),
     # Ana's notes (she's our co-author) / a co-maintainer (Ana, she owns the API)
-    re.compile(
+    lazy(
         rf"(?<![\w'’])(?P<name>{_PERSON_NAME})(?:['’]s)?(?:\s+[\w-]+){{0,4}}\s*\((?i:he|she|they)"
         rf"(?:['’]s|\s+is|\s+are|['’]re)\s+(?i:my|our|the|a|an)\s+{_MODS}{_CO}(?i:{RELATION})\b"
         rf"|\b{_CO}(?i:{RELATION})s?\s*\((?P<name2>{_PERSON_NAME})\s*[,)]"
@@ -114,12 +115,12 @@ _PERSON_PATTERNS = (
         rf"(?P<name3>{_PERSON_NAME})"
     ),
     # Mrs Ana next door
-    re.compile(
+    lazy(
         rf"(?<![\w'’])(?P<name>{_PERSON_NAME})\s+(?i:next\s+door|upstairs|downstairs"
         r"|across\s+the\s+(?:road|street|hall))\b"
     ),
     # Ana is a nurse / Ana is vegan / Ana has a nut allergy (at the start of a clause)
-    re.compile(
+    lazy(
         rf"^{TITLE}?(?P<name>{_PERSON_NAME})(?:(?:['’]s|\s+is|\s+was)\s+(?:(?i:a|an)\s+{_MODS}"
         rf"(?i:{JOB})\b|(?i:vegan|vegetarian|pescatarian|allergic|lactose|coeliac|celiac|diabetic"
         rf"|gluten|obsessed\s+with))|\s+(?i:has|have)\s+(?:(?i:a|an)\s+)?(?:\w+\s+){{0,2}}"
@@ -152,12 +153,12 @@ ATTRIBUTE = (
     r"|speaks|comes\s+from|is\s+from|was\s+born|volunteers|coaches|writes|drives|knows|cycles|swims"
     r"|works|lives)"
 )
-_PRONOUN_ATTRIBUTE = re.compile(
+_PRONOUN_ATTRIBUTE = lazy(
     rf"^(?i:he|she|they){ATTRIBUTE}"
     # "I'm not veggie btw, he is": what the user is not, the person just named is
     r"|^(?i:i'?m|i\s+am)\s+(?i:not)\s+[\w\s'-]{2,30}?,?\s+(?i:but\s+)?(?i:he|she|they)\s+(?i:is|are)\W*$"
 )
-_BOUNDARY = re.compile(r",\s+(?:and\s+|but\s+)?|\s+and\s+|\s+but\s+")
+_BOUNDARY = lazy(r",\s+(?:and\s+|but\s+)?|\s+and\s+|\s+but\s+")
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class Mention:
     relation: str = ""  # the relation or role the clause gives, lower case ("sister")
 
 
-_RELATION_WORD = re.compile(rf"\b(?i:{RELATION})\b")
+_RELATION_WORD = lazy(rf"\b(?i:{RELATION})\b")
 
 
 def _relation(match: re.Match[str], name: str) -> str:
@@ -198,7 +199,7 @@ def _name_of(match: re.Match[str]) -> str:
     return groups.get("name") or groups.get("name2") or groups.get("name3") or ""
 
 
-_AND_NAME = re.compile(rf"\s*(?:\(\d+\))?(?:\s+and\s+|\s*&\s*|,\s+)(?P<name>{_PERSON_NAME})")
+_AND_NAME = lazy(rf"\s*(?:\(\d+\))?(?:\s+and\s+|\s*&\s*|,\s+)(?P<name>{_PERSON_NAME})")
 
 
 def _also_named(clause: str, match: re.Match[str]) -> list[str]:
@@ -220,7 +221,7 @@ def _also_named(clause: str, match: re.Match[str]) -> list[str]:
 
 
 # The user introducing themself: the name after it is not someone else's.
-_SELF = re.compile(
+_SELF = lazy(
     r"\b(?:i'?m|i’m|i am|my name is|my name's|name's|call me|this is)\s+"
     r"(?:(?:mr|mrs|ms|miss|mx|dr|prof|professor|sir|dame)\.?\s+)?$",
     re.IGNORECASE,
@@ -253,11 +254,11 @@ def clean_name(raw: str) -> str | None:
     return " ".join(words)
 
 
-_HIS_NAME = re.compile(
+_HIS_NAME = lazy(
     rf"^(?i:his|her|their)\s+(?:(?i:full|real)\s+)?(?i:name)(?:['’]s|\s+(?i:is))\s+{TITLE}?"
     rf"(?P<name>{_PERSON_NAME})"
 )
-_MY_RELATION = re.compile(rf"\b(?i:my|our)\s+{_MODS}(?P<rel>(?i:{RELATION}))\b")
+_MY_RELATION = lazy(rf"\b(?i:my|our)\s+{_MODS}(?P<rel>(?i:{RELATION}))\b")
 
 
 def named_by_pronoun(clause: str, previous: str) -> Mention | None:
@@ -317,7 +318,7 @@ def segments(clause: str, mentions: list[Mention]) -> list[str]:
     return out
 
 
-_OPINION = re.compile(
+_OPINION = lazy(
     r"\s+(?:(?i:always|really|still|honestly)\s+)?(?i:says|said|swears|swore|thinks|thought|reckons"
     r"|believes|claims|insists|feels|argues|keeps\s+saying)\b(?!\s+(?:hello|hi|sorry|thanks)\b)"
 )
@@ -334,7 +335,7 @@ def without_opinion(text: str, name: str) -> str:
 
 
 # What happened to someone once: "has been limping", "is off sick", "sent me a file".
-_ONE_OFF_STATE = re.compile(
+_ONE_OFF_STATE = lazy(
     r"^(?:\s*\([^)]*\))?,?\s+(?:(?i:just|recently|suddenly|finally)\s+)?(?:(?i:has\s+been|have\s+been)"
     r"\s+(?i:[a-z]+ing|sick|ill|unwell|poorly|off|away|injured|hurt|lost|missing|grumpy|upset)\b"
     r"|(?i:is|was)\s+(?:(?i:a\s+bit|really|so|very|quite)\s+)?(?i:sick|ill|unwell|poorly|off\s+sick"
@@ -364,14 +365,14 @@ def continues_person(clause: str) -> bool:
     return bool(_PRONOUN_ATTRIBUTE.match(clause))
 
 
-_GROUP = re.compile(
+_GROUP = lazy(
     r"\b(?i:my|our|the|his|her|their)\s+(?:[\w'’-]+\s+)?(?i:kids|children|sons|daughters|boys"
     r"|girls|twins|grandkids|grandchildren|parents|siblings|brothers|sisters|cousins|friends"
     r"|flatmates|roommates|housemates|colleagues|teammates)\b"
     r"|\b(?i:mum|mom|mother|dad|father|parent)\s+(?i:of|to)\s+(?:[\w-]+\s+)?(?i:twins|triplets|kids"
     r"|children|boys|girls|sons|daughters)\b"
 )
-_NAME_LIST = re.compile(
+_NAME_LIST = lazy(
     rf"(?P<a>{NAME_WORD})(?:,\s+(?P<b>{NAME_WORD}))?,?\s+(?:and|&)\s+(?P<c>{NAME_WORD})"
 )
 
@@ -401,10 +402,10 @@ def states_relation(text: str, name: str) -> bool:
     return False
 
 
-_RELATION_LEAD = re.compile(
+_RELATION_LEAD = lazy(
     rf"^(?:(?:my|our|his|her|their)\s+(?:[\w-]+\s+){{0,3}}?(?i:{RELATION}),?\s+)?", re.I
 )
-_PRONOUN = re.compile(r"^(?:he|she|his|her)(?:'s|’s|\s)", re.IGNORECASE)
+_PRONOUN = lazy(r"^(?:he|she|his|her)(?:'s|’s|\s)", re.IGNORECASE)
 
 
 def leading_person(core: str, here: list[str], before: list[str]) -> str | None:

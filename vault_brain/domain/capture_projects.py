@@ -20,6 +20,7 @@ from vault_brain.domain.capture_words import (
     UPPER,
     WORK_NOUN,
 )
+from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import STOPWORDS, content_words
 
 
@@ -37,79 +38,77 @@ _NOT_THING = (
     r"|hamster|tortoise|snake|fish)\b)"
 )
 _NAMINGS = (
-    re.compile(rf"\b(?i:project)\s+(?P<name>{NAME_SEQ})"),
-    re.compile(rf"\b(?P<name>{NAME_SEQ})\s+(?P<head>(?i:project))\b"),
-    re.compile(
+    lazy(rf"\b(?i:project)\s+(?P<name>{NAME_SEQ})"),
+    lazy(rf"\b(?P<name>{NAME_SEQ})\s+(?P<head>(?i:project))\b"),
+    lazy(
         rf"\b(?i:the|our|my|a|an|this)\s+(?:[\w'’-]+\s+){{0,3}}?(?P<head>(?i:{WORK_NOUN}))"
         rf"(?P<is>['’]s|\s+is)?,?\s+(?i:codenamed?|code-named|code\s+name|called|named|titled"
         rf"|working\s+title)\s+(?P<name>{NAME_SEQ})"
     ),
-    re.compile(rf"\b(?i:codenamed?|code-named|code\s+name|working\s+title)\s+(?P<name>{NAME_SEQ})"),
-    re.compile(
+    lazy(rf"\b(?i:codenamed?|code-named|code\s+name|working\s+title)\s+(?P<name>{NAME_SEQ})"),
+    lazy(
         rf"\b(?i:the|our|my|a|an)\s+(?:[\w'’-]+\s+){{0,4}}?(?P<head>(?i:{WORK_NOUN})),\s+"
         rf"(?P<name>{NAME_SEQ}),"
     ),
-    re.compile(
+    lazy(
         rf"^(?P<name>{NAME_SEQ})\s+(?:(?i:is|was)\s+(?i:written|built|developed|hosted|deployed"
         r"|implemented|coded)\s+(?i:in|with|on)|(?i:runs\s+on))\b"
     ),
-    re.compile(rf"\b(?P<name>{NAME_WORD})\s+v\d+(?:\.\d+)*\b"),
-    re.compile(
+    lazy(rf"\b(?P<name>{NAME_WORD})\s+v\d+(?:\.\d+)*\b"),
+    lazy(
         rf"\b(?P<name>{NAME_SEQ}),\s+(?i:our|my|the|a|an)\s+(?:[\w'’-]+\s+){{0,3}}?"
         rf"(?P<head>(?i:{WORK_NOUN}))\b"
     ),
-    re.compile(
+    lazy(
         rf"\b(?i:we|i)(?:'ll|\s+will|'re\s+going\s+to|\s+are\s+going\s+to|'ve\s+been|'re|\s+are|'m|\s+am)?"
         rf"\s+(?i:call|name|calling|naming)\s+(?:(?P<is>(?i:it|that|this))\s+|(?i:the|our|my)\s+)?"
         rf"(?:(?P<head>(?i:{WORK_NOUN}))\s+|{_NOT_THING}[a-z]+\s+)?(?:{_QUOTED}|(?P<name>{NAME_SEQ}))"
     ),
-    re.compile(
+    lazy(
         rf"\b(?i:it['’]s|it\s+is|(?:the\s+)?(?:whole\s+)?thing\s+is|this\s+is|that's)\s+"
         rf"(?P<is>(?i:called|named))\s+(?P<name>{NAME_SEQ})"
     ),
-    re.compile(
+    lazy(
         rf"\b(?P<name>{NAME_SEQ})(?:\s+v?\d+(?:\.\d+)*)?\s*\((?i:our|my|the|a|an)\s+"
         rf"(?:[\w'’-]+\s+){{0,4}}?(?P<head>(?i:{WORK_NOUN}))\b"
     ),
-    re.compile(
+    lazy(
         rf"\b(?P<name>{NAME_SEQ})\s+(?i:is|was)\s+(?i:our|my|a|an)\s+(?:[\w'’-]+\s+){{0,3}}?"
         rf"(?P<head>(?i:{WORK_NOUN}))\b"
     ),
-    re.compile(
+    lazy(
         rf"\b(?i:codename|code\s+name|project\s+name|working\s+title)\s*[:=]\s*(?P<name>{NAME_SEQ})"
         rf"|\b(?i:internal|working|project|code|official)\s+(?i:name)\s+(?i:is)\s+(?P<quoted>{NAME_SEQ})"
     ),
     # "service is Cartwheel — our invoicing backend"
-    re.compile(
+    lazy(
         rf"^(?i:the\s+|our\s+|my\s+)?(?:[\w-]+\s+)?(?P<head>(?i:{WORK_NOUN}))\s+(?i:is)\s+"
         rf"(?:(?i:called|named)\s+)?(?P<name>{NAME_SEQ})\s*(?:[—–,(-]|$)"
     ),
     # "a loyalty stamp card called Spoke Club": a named thing that is no person, pet or business
-    re.compile(
+    lazy(
         rf"\b(?<!\bhave\s)(?<!\bgot\s)(?<!\bhad\s)(?<!\bfor\s)(?<!\bat\s)(?<!\bwith\s)(?<!\bin\s)"
         rf"(?i:a|an|our|my)\s+(?:[\w'’-]+\s+){{0,3}}?"
         rf"{_NOT_THING}[a-z][\w-]+,?\s+"
         rf"(?i:called|named)\s+(?:{_QUOTED}|(?P<name>{NAME_SEQ}))"
     ),
     # "I'm putting on The Tempest with my Year 12s"
-    re.compile(
-        rf"\b(?i:putting\s+on|staging|directing|rehearsing|producing)\s+(?P<name>{NAME_SEQ})"
-    ),
-    re.compile(
+    lazy(rf"\b(?i:putting\s+on|staging|directing|rehearsing|producing)\s+(?P<name>{NAME_SEQ})"),
+    lazy(
         rf"\b(?i:internally|informally|officially)\s+(?i:called|named|known\s+as)\s+(?P<name>{NAME_SEQ})"
     ),
-    re.compile(rf"\b(?i:the|our|my)\s+(?P<name>{NAME_SEQ})\s+(?P<head>(?i:{WORK_NOUN}))\b"),
-    re.compile(
+    lazy(rf"\b(?i:the|our|my)\s+(?P<name>{NAME_SEQ})\s+(?P<head>(?i:{WORK_NOUN}))\b"),
+    lazy(
         r"\b(?i:i|we)\s+(?i:maintain|built|wrote|created|made|develop|run)\s+(?P<name>[\w-]+),"
         rf"\s+(?i:a|an|the|my|our)\s+(?:[\w'’-]+\s+){{0,4}}?(?P<head>(?i:{WORK_NOUN}))\b"
     ),
 )
-_ORG_NAMING = re.compile(
+_ORG_NAMING = lazy(
     rf"\b(?i:a|an|the|our|my)\s+(?:[\w'’-]+\s+){{0,3}}?(?i:{ORG_NOUN}),?\s+(?:(?i:called|named)\s+)?"
     rf"(?P<name>{NAME_SEQ})"
 )
-_IT_IS_NAME = re.compile(rf"^(?i:it['’]s|it\s+is)\s+(?P<name>{NAME_SEQ})\b")
-_ENDS_WITH_WORK = re.compile(rf"\b(?P<head>(?i:{WORK_NOUN}))\W*(?:\S+\W*){{0,3}}$")
+_IT_IS_NAME = lazy(rf"^(?i:it['’]s|it\s+is)\s+(?P<name>{NAME_SEQ})\b")
+_ENDS_WITH_WORK = lazy(rf"\b(?P<head>(?i:{WORK_NOUN}))\W*(?:\S+\W*){{0,3}}$")
 
 
 def namings(clause: str, previous: str) -> list[Naming]:

@@ -21,6 +21,7 @@ from vault_brain.domain.capture_words import (
     STYLE_NOUN,
     TITLE,
 )
+from vault_brain.domain.lazy_re import lazy
 
 _I = r"(?:i|im|i'm|i’m)"
 _LEAD = r"^(?:[^:()]{1,40}:\s+)?"
@@ -37,7 +38,7 @@ _NOT_LOWER_NAME = (
     r"|retired|freelance|self|working|studying|exhausted|sick|ill|well|home|off|out|over)"
 )
 _DEGREE = r"(?:phd|master's|masters|degree|ba|bsc|msc|mba|doctorate|residency|apprenticeship)"
-_NAME_INTRO = re.compile(
+_NAME_INTRO = lazy(
     rf"{_LEAD}(?:(?i:i'?m|i’m|i am|this is|it's|soy|je suis|ich bin|sono|eu sou)\s+{TITLE}?"
     rf"(?P<a>{NAME_SEQ})(?:\s*,|\s*$|\s+(?i:by"
     rf"\s+the\s+way|btw|here|and|from|again|\())|(?P<b>{NAME_SEQ})\s+(?i:here)\b)"
@@ -56,7 +57,7 @@ _JUDGED = (
     r"(?!(?i:terrible|bad|awful|good|great|decent|rubbish|lousy|horrible|amazing|better|worse"
     r"|hopeless|natural|born|total|complete|huge|big|massive|typical|proper)\b)"
 )
-_ROLE = re.compile(
+_ROLE = lazy(
     rf"(?<![\w'’])(?i:{_I}|i am|i've been|i was)\s+{_ADV}(?:\d+,?\s+)?(?i:a|an|the)\s+{_JUDGED}"
     rf"(?:[\w'’-]+\s+){{0,4}}?(?i:{JOB})s?\b"
     rf"|(?<![\w'’])(?i:{_I}|i am)\s+{_ADV}(?i:{JOB})\b"
@@ -107,12 +108,12 @@ _ROLE = re.compile(
     r"|coaching|coding|programming|farming)\s+(?:for|since|at|as|in)\s)"
 )
 # A clause with no verb that is only a job ("freelance illustrator", "backend dev at X").
-_BARE_ROLE = re.compile(
+_BARE_ROLE = lazy(
     rf"^(?!(?i:my|our|his|her|their|the|a|an|your|no|not)\b)(?:[\w-]+(?:['’]s)?\s+){{0,3}}(?i:ex-)?"
     rf"(?i:{JOB})"
     rf"(?:\s+(?i:at|for|in|with)\s|\s*[,—–(]|\s*$)"
 )
-_EMPLOYER = re.compile(
+_EMPLOYER = lazy(
     r"^(?i:employer|company|workplace)\s*:\s*\S|"
     rf"(?i:\bwe'?re|\bwe\s+are)\s+(?i:a|an)\s+(?:[\w'’-]+\s+){{0,3}}?(?i:{ORG_NOUN})\b"
     rf"|(?i:\bwe\s+(?:run|own|have))\s+(?i:a|an)\s+(?:[\w'’-]+\s+){{0,3}}?(?i:{ORG_NOUN})\b"
@@ -131,7 +132,7 @@ _EMPLOYER = re.compile(
 )
 # A business the user runs or owns, by name: "we're a 6-person startup, X", "I run the
 # kitchen at X", "my bakery, X". Its "we" decisions and dated milestones are its own.
-_BUSINESS = re.compile(
+_BUSINESS = lazy(
     rf"(?i:\bwe'?re|\bwe\s+are|\b(?:i|we)\s+(?:run|own|have|founded|co-founded|started|set\s+up"
     rf"|co-own))\s+(?:(?i:a|an|the|my|our)\s+)?(?:[\w'’-]+\s+){{0,3}}?(?i:{ORG_NOUN})"
     rf"(?:\s+(?i:of|for)\s+[\w-]+)?(?:\s+(?i:in|at|near)\s+{NAME_WORD})?"
@@ -151,7 +152,7 @@ def business(core: str) -> str | None:
     return name if _real_name(name) else None
 
 
-_LOCATION = re.compile(
+_LOCATION = lazy(
     r"\b(?:i|we)\s+(?:(?:just|recently|now|currently|still|also)\s+)?(?:live|lived|'ve lived"
     r"|have lived|am living|'m living|are living|'re living|moved|'ve moved|have moved"
     r"|relocated)\s+(?:in|to|near|outside|just outside|out to)\b"
@@ -169,10 +170,10 @@ _LOCATION = re.compile(
     r"|charge|touch|pain|bed|town|trouble|need)\b)(?-i:[A-Z])",
     re.IGNORECASE,
 )
-_MOVING = re.compile(r"\b(?:i'?m|i am|we'?re|we are)\s+(?:moving|relocating)\s+to\b", re.I)
+_MOVING = lazy(r"\b(?:i'?m|i am|we'?re|we are)\s+(?:moving|relocating)\s+to\b", re.I)
 
 
-_NATIONALITY = re.compile(
+_NATIONALITY = lazy(
     rf"\b(?i:i'?m|i’m|i am|we'?re|we are)\s+(?:(?i:a|half|proud)\s+)?(?:{DEMONYM})\b"
 )
 
@@ -199,7 +200,7 @@ def identity_slot(core: str) -> str | None:
     return None
 
 
-_JOB_WORD = re.compile(rf"(?i:{JOB})s?")
+_JOB_WORD = lazy(rf"(?i:{JOB})s?")
 
 
 def _real_name(raw: str) -> bool:
@@ -237,13 +238,13 @@ _NOT_OBJECT = (
     r"(?!\s+(?:it|this|that|these|those|them|the idea|your)\b(?!\s+when))"
     r"(?!\s+when\s+(?:that|this|it|you)\b)"
 )
-_LIKES = re.compile(
+_LIKES = lazy(
     rf"\b(?:i|we)(?:\s+|(?=['’])){_ADV}{_LIKE_VERB}\b{_NOT_OBJECT}"
     r"|^(?:really\s+|totally\s+)?(?:hate|love|prefer|dislike|adore|can't stand"
     rf"|not a (?:big |huge )?fan of|big fan of|huge fan of)\b{_NOT_OBJECT}",
     re.IGNORECASE,
 )
-_HABIT = re.compile(
+_HABIT = lazy(
     r"\bi\s+can\s+(?:only\s+)?(?:do|spare|manage|give|commit)\s+(?:about\s+|around\s+|maybe\s+"
     r"|like\s+)?(?:\d+|one|two|three|a\s+few)\s+(?:hours?|hrs?|days?|evenings?|mins?|minutes)|"
     rf"\b(?:i|we)\s+{_ADV}(?:always|never|usually|mostly|normally|generally|typically|tend to"
@@ -270,7 +271,7 @@ _HABIT = re.compile(
     r"|sundays|most\s+days|in\s+the\s+mornings|in\s+the\s+evenings)\s*,?\s*(?:i|we)\b",
     re.IGNORECASE,
 )
-_DIET = re.compile(
+_DIET = lazy(
     r"\b(?:vegetarian|vegan|pescatarian|pescetarian|lactose[- ]intolerant|gluten[- ]free"
     r"|coeliac|celiac|kosher|halal|teetotal|allergic|allergy|intolerant|dairy[- ]free|keto|veggie"
     r"|diabetic|colou?rblind|deaf|dyslexic|autistic|adhd|epileptic|asthmatic|hard of hearing"
@@ -278,8 +279,8 @@ _DIET = re.compile(
     r"|\bmakes?\s+me\s+(?:ill|sick|sleepy|bloated|anxious|nauseous)\b",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|me|we|we're|we've|us)\b", re.IGNORECASE)
-_FOR_ME = re.compile(
+_FIRST_PERSON = lazy(r"\b(?:i|i'm|im|i've|i'd|me|we|we're|we've|us)\b", re.IGNORECASE)
+_FOR_ME = lazy(
     r"(?:^|,\s+)no\s+\w+(?:\s+\w+)?\s+(?:for\s+(?:me|us)|please|pls|plz|at\s+all|ever)\b"
     r"|^no\s+(?!(?:idea|worries|problem|clue|way|rush|need|thanks|pressure|offence|offense|biggie"
     r"|kidding|joke|luck|chance|doubt|matter|comment|questions|wonder|news|one)\b)[a-z][\w-]+s\W*$"
@@ -314,7 +315,7 @@ _FOR_ME = re.compile(
     r"|plainly|concise|concisely|in plain|step by step)\b",
     re.IGNORECASE,
 )
-_DURABLE = re.compile(
+_DURABLE = lazy(
     r"\b(?:always|never|from now on|going forward|going fwd|by default|in future|in the future"
     r"|for future|unless i say otherwise|now and later|for anything|for everything"
     r"|(?:anything|everything)\s+you\s+(?:\w+\s+)?(?:write|make|draft|send|give|do)"
@@ -322,9 +323,9 @@ _DURABLE = re.compile(
     r"|every time|every day|each time|next time|from here on|whenever)\b",
     re.IGNORECASE,
 )
-_STYLE = re.compile(rf"\b(?i:{STYLE_NOUN})\b")
-_NO_STYLE = re.compile(rf"^(?i:no|never|without)\s+(?:(?i:more|any)\s+)?(?i:{STYLE_NOUN})\b")
-_STYLE_ASK = re.compile(
+_STYLE = lazy(rf"\b(?i:{STYLE_NOUN})\b")
+_NO_STYLE = lazy(rf"^(?i:no|never|without)\s+(?:(?i:more|any)\s+)?(?i:{STYLE_NOUN})\b")
+_STYLE_ASK = lazy(
     r"^(?:please|pls|plz|kindly|always|never|keep|use|write|stick to|format|answer|reply|spell"
     r"|give me|show me|send me"
     r"|can you|could you|would you|don't|do not|avoid|stop|skip)\b|\b(?:please|pls|plz)\b"
@@ -334,7 +335,7 @@ _STYLE_ASK = re.compile(
 )
 # "Keep it under 60 words", "can you summarise it in 3 bullets?": an instruction for the
 # draft at hand, not a lasting preference (unless it says "always", "from now on", ...).
-_ONE_OFF = re.compile(
+_ONE_OFF = lazy(
     r"^(?:(?:please|pls|plz|can\s+you|could\s+you|would\s+you|just|and|also|then)\s+)*"
     r"(?:keep|make|write|put|summari[sz]e|turn|format|rewrite|do|give|send|cut|shorten|translate"
     r"|reword|change|trim|end|start|sign|finish|lay\s+out|present|list)\s+(?:it|this|that|them"
@@ -343,27 +344,27 @@ _ONE_OFF = re.compile(
     re.IGNORECASE,
 )
 # "Our director wants all client emails in French": a standing rule for the user's work.
-_STANDING = re.compile(
+_STANDING = lazy(
     r"\b(?:wants|needs|expects|requires|insists\s+on|likes|prefers|asks\s+for)\s+(?:all|every"
     r"|everything|each|any)\b",
     re.IGNORECASE,
 )
-_WH = re.compile(r"^(?:what|when|where|why|how|who|which)\b", re.IGNORECASE)
+_WH = lazy(r"^(?:what|when|where|why|how|who|which)\b", re.IGNORECASE)
 
 
 # "Going forward: just the diff", "For future: ...": a standing instruction follows.
-_DURABLE_LEAD = re.compile(
+_DURABLE_LEAD = lazy(
     r"^(?:going\s+(?:forward|fwd)|from\s+now\s+on|for\s+(?:the\s+)?future|in\s+future"
     r"|standing\s+(?:rule|pref|prefs|preference)s?)\s*[:,—–-]\s*\S",
     re.IGNORECASE,
 )
-_THIS_TIME = re.compile(
+_THIS_TIME = lazy(
     r"\b(?:this\s+time|for\s+now|just\s+this\s+once|for\s+this\s+one)\b"
     r"|^(?:i\s+)?(?:never|always)\s+(?:\w+ed|been|had|did|was|went|got)\b",
     re.IGNORECASE,
 )
 # "Metric units only", "friendly but short answers": a style with no verb.
-_STYLE_ONLY = re.compile(
+_STYLE_ONLY = lazy(
     r"\b(?i:only)\W*$|^(?:[\w-]+,?\s+(?:(?i:but|and)\s+)?){1,3}(?i:answers|replies|responses"
     r"|explanations|summaries|sentences|paragraphs)\W*$"
 )
