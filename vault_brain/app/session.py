@@ -229,6 +229,11 @@ class SessionRunner:
 
         return piece
 
+    def show_tool(self, name: str, arguments: Any, note: str = "") -> None:
+        """One line for a tool call: its name and its first argument, clipped."""
+        first = next(iter(arguments.values()), "") if isinstance(arguments, dict) else ""
+        self.say(f"  [{name}] {clip(str(first), 100)}{note}")
+
     def _write(self, text: str) -> None:
         if self.write is not None:
             self.write(text)
@@ -244,7 +249,7 @@ class SessionRunner:
             )  # fmt: skip
         self.api.persist(self.session, records)  # the calls are recorded before they run
         for call in reply.tool_calls:
-            self.say(f"  [{call.name}] {clip(_describe(call.arguments), 100)}")
+            self.show_tool(call.name, call.arguments)
             ran = time.perf_counter()
             outcome = self.tools.call(call.name, call.arguments)
             if call.name in WORKSPACE_TOOLS:
@@ -298,11 +303,6 @@ class SessionRunner:
         words = redact(clip(title, 60))[0] if title else "no messages"
         turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
         return f"vb session {self.session}: {words} ({turns}, ended: {reason})"
-
-
-def _describe(arguments: dict[str, Any]) -> str:
-    first = next(iter(arguments.values()), "") if arguments else ""
-    return str(first)
 
 
 def recover(api: MemoryAPI, client: Any, vault: Path, say: Say) -> list[str]:

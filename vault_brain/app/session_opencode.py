@@ -23,7 +23,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.app.session import SessionRunner, Turn, _describe
+from vault_brain.app.session import SessionRunner, Turn
 from vault_brain.app.session_host import MCP_SOCKET, MOUNTED, HostServices
 from vault_brain.app.session_tools import gone
 from vault_brain.domain.errors import LLMError, VaultBrainError
@@ -176,10 +176,8 @@ class OpenCodeRunner(SessionRunner):
         state = part.get("state") or {}
         status = str(state.get("status") or "")
         name = str(part.get("tool") or "tool")
-        given = state.get("input")
-        shown = _describe(given if isinstance(given, dict) else {})
-        mark = "" if status == "completed" else f" ({status or 'unknown'})"
-        self.say(f"  [{name}] {clip(shown, 100)}{mark}")
+        note = "" if status == "completed" else f" ({status or 'unknown'})"
+        self.show_tool(name, state.get("input"), note)
         return status == "completed"
 
     def close(self, reason: str) -> Any:
