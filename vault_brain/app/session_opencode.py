@@ -146,6 +146,8 @@ class OpenCodeRunner(SessionRunner):
                     turn.tools_ok += self._tool(part)
                 elif kind == "error":
                     errors.append(_error_text(event.get("error")))
+            if not turn.reply.strip():  # nothing said: was it the container that ended?
+                self.sandbox.check()
         except VaultBrainError as exc:
             if _is_sandbox(exc):
                 raise gone(exc) from None

@@ -206,6 +206,10 @@ class Sandbox:
         except Exception:
             return False
 
+    def check(self) -> None:
+        """`SandboxError` saying so if the container stopped or is gone."""
+        self._raise_if_broken("the sandbox container")
+
     def remove(self) -> None:
         """Stop and delete the container; a container already gone is fine."""
         remove_container(self.client, self.id)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 STDOUT, STDERR = 1, 2
 STDERR_KEPT = 8192
+SETTLE = 2.0  # seconds a killed container may take to be seen as stopped
 LINE_CAP = 4 * 1024 * 1024  # one event longer than this is cut (and so not valid JSON)
 
 
@@ -77,7 +78,20 @@ class Streamed:
         elapsed = time.monotonic() - started
         self.timed_out = self.exit_code in (124, KILLED) and elapsed >= self.timeout
         if self.exit_code != 0:  # the container itself may be what ended it
+            self._check_container()
+
+    def _check_container(self) -> None:
+        """`SandboxError` if the container stopped; a command killed by a signal (as when the
+        container is killed: its state changes a moment after) gets SETTLE seconds to show it."""
+        from vault_brain.storage.sandbox import KILLED  # (cycle)
+
+        killed = self.exit_code in (-1, KILLED, 128 + 15)
+        deadline = time.monotonic() + (SETTLE if killed else 0.0)
+        while True:
             self.sandbox._raise_if_broken("a command ended")
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.1)
 
 
 class _Frames:
