@@ -139,18 +139,22 @@ class AccessRecorder:
 
     def _queued(self, vault: Vault, now: bool) -> None:
         """Something was queued: record at once when `now` or when the oldest has waited
-        long enough, else after a quiet moment."""
+        long enough, else after a quiet moment. (`lines_now`: never in the caller's call, a
+        kill loses nothing; the timer writes them at the latest when the oldest has waited
+        long enough, e.g. while the model thinks or a tool runs.)"""
         if not self._since:
             self._since = time.monotonic()
-        if now or time.monotonic() - self._since >= MAX_PENDING_SECONDS:
+        waited = time.monotonic() - self._since
+        if not self.lines_now and (now or waited >= MAX_PENDING_SECONDS):
             self.record(vault, wait=False)
         else:
-            self._schedule()
+            self._schedule(min(self.flush_delay, max(0.0, MAX_PENDING_SECONDS - waited)))
 
-    def _schedule(self) -> None:
+    def _schedule(self, delay: float | None = None) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = threading.Timer(self.flush_delay, self._on_timer)
+        wait = self.flush_delay if delay is None else delay
+        self._timer = threading.Timer(wait, self._on_timer)
         self._timer.daemon = True
         self._timer.start()
 
