@@ -82,6 +82,7 @@ class AccessRecorder:
         self._counts: Counts = {}
         self._marked = False  # this process's marker is on disk (lines_now)
         self._since = 0.0
+        self._last = 0.0  # when the latest retrieval was (lines_now)
         self._timer: threading.Timer | None = None
 
     @property
@@ -113,7 +114,7 @@ class AccessRecorder:
     ) -> None:
         """`lines_now`: the retrieval's line in the transcript now, its counters later (the
         caller holds the lock)."""
-        stamp = access_stamp()
+        stamp, self._last = access_stamp(), time.monotonic()
         if not self._marked:
             self._mark(vault)
         if not self._marked:  # no marker, no promise: the counters go with the line
@@ -163,6 +164,9 @@ class AccessRecorder:
             vault = self._current()
             if vault is not None:
                 self.record(vault, wait=False)
+                quiet = time.monotonic() - self._last >= self.flush_delay
+                if self.lines_now and quiet and not self.pending:
+                    vault.index.merge()  # (what `Index.merge_later` writes left unmerged)
 
     def record(self, vault: Vault, wait: bool) -> None:
         """Record what is pending (the caller holds the lock). Without `wait`, a vault locked
@@ -226,6 +230,8 @@ class AccessRecorder:
             if vault is not None:
                 with contextlib.suppress(VaultBrainError):
                     self.record(vault, wait=True)
+                if self.lines_now:
+                    vault.index.merge()
 
 
 def recover_counters(vault: Vault) -> list[str]:

@@ -100,6 +100,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             self.access = AccessRecorder(
                 self.session, self._lock, lambda: self._vault, source, lines_now=lines_now
             )
+            vault.index.merge_later = lines_now  # (its small commits merge when it is quiet)
 
     @classmethod
     def open(
@@ -161,6 +162,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
             old.index.close()
             self._vault = Vault(old.paths, old.env)
             self._vault.writing, self._vault.indexed = old.writing, old.indexed
+            self._vault.index.merge_later = old.index.merge_later
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:
@@ -180,7 +182,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps):
         from vault_brain.app.proxy import ProxyAPI
 
         if self.is_live and self.keeper is None:
-            self.keeper = IndexKeeper(ProxyAPI(Vault(self._vault.paths, self._vault.env)))
+            kept = Vault(self._vault.paths, self._vault.env)
+            kept.index.merge_later = self._vault.index.merge_later
+            self.keeper = IndexKeeper(ProxyAPI(kept))
 
     def act_as(self, name: str) -> Agent:
         """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
