@@ -5,8 +5,11 @@ the container's time excluded (<= 100 ms).
     .venv/bin/python scripts/bench_session.py --notes 1000 --turns 20
 
 The model is the project's fake Chat Completions server (tests/fake_llm_server.py), which
-answers at once: each turn calls memory_search and run_command, then answers. Needs a
-running Docker engine. Prints one JSON document on stdout.
+answers at once: each turn calls memory_search and run_command, then answers. Turns follow
+each other at once (no person reads or types in between: what vb leaves for those moments
+is then done during the turns and measured with them); `--pause 2` waits two seconds
+between turns instead, as a person would. Needs a running Docker engine. Prints one JSON
+document on stdout.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
     args = parser.parse_args()
 
     from vault_brain.app.api import MemoryAPI
@@ -96,7 +100,7 @@ def main() -> None:
         "VB_LLM_MODEL": "test-model",
         "VB_LLM_API_KEY": "test-key",
     }
-    results: dict[str, Any] = {"notes": args.notes, "turns": args.turns}
+    results: dict[str, Any] = {"notes": args.notes, "turns": args.turns, "pause": args.pause}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             vault, workspace = Path(tmp) / "vault", Path(tmp) / "work"
@@ -122,6 +126,7 @@ def main() -> None:
             try:
                 for n in range(args.turns):
                     runner.turn(f"when does the survey run? ({n})")
+                    time.sleep(args.pause)
             finally:
                 box.remove()
                 api.close()

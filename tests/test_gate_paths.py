@@ -154,3 +154,18 @@ def test_a_model_may_not_archive_pinned_or_protected_notes(
     assert (vault / "entities/people/ada.md").exists()
     assert (vault / "entities/projects/heron.md").exists()
     assert not [p for p in (vault / "archive").rglob("*.md")]
+
+
+def test_text_shown_again_is_redacted_alike_and_its_refusals_counted_each_time(
+    vault: Path,
+) -> None:
+    from vault_brain.app.guard import for_agent
+    from vault_brain.app.vault import Vault
+    from vault_brain.storage.events import counts
+
+    opened = Vault.open(vault)
+    text = f"Router in the hall. Admin token {KEY}.\n\nReboot it on Sundays."
+    first = for_agent(opened, text, "context")
+    again = for_agent(opened, text, "context")  # (remembered: not judged again)
+    assert first == again and KEY not in again and "Reboot it on Sundays." in again
+    assert counts(opened.paths)[1].get("secret") == 2

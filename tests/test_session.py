@@ -201,6 +201,13 @@ def test_a_killed_host_is_recovered_at_the_next_start(
     assert any(m == f"vb session {interrupted}: recovered after the host stopped" for m in log)
     flushed = [r for r in records_of(vault, interrupted) if r.get("type") == "flush"]
     assert flushed  # the interrupted session's transcript was flushed
+    # its retrievals are all counted (counters a session holds back are written at the next
+    # start when a kill stopped it first)
+    retrieved = [r for r in records_of(vault, interrupted) if r.get("type") == "retrieval"]
+    assert retrieved
+    times = sum(r["paths"].count(NOTE) for r in retrieved)
+    assert parse_text((vault / NOTE).read_bytes()).meta.get("access_count") == times
+    assert not list((vault / ".vb" / "access").glob("*.json"))
 
 
 def records_of(vault: Path, session: str) -> list[dict[str, Any]]:

@@ -6,29 +6,45 @@ then re-read, and a line in the session's transcript. A server that did this bef
 answer would pay for it on every call, so retrievals are queued and recorded: after a quiet
 moment (`flush_delay`), before any call that reads or changes credit (so feedback sees
 them), at once when many are waiting, and when the process stops.
+
+`vb session` (`lines_now`) splits the two: the transcript line is written at once (feedback
+needs nothing else: it finds a turn's memories there), and the counters are added up in
+memory and written to the notes in one transaction after a quiet moment -- while the person
+reads the reply and types, or while the model thinks -- at once when the oldest has waited
+`MAX_PENDING_SECONDS`, before any call that reads credit or changes notes (`_use` "wait"),
+and when the session ends. Nothing is lost on a kill: before the first line whose counters
+wait, a marker (`VaultPaths.access_marker`) names where in the transcript they begin and
+the process that holds them; the transaction that writes the counters removes it. A marker
+whose process is gone is finished by `recover_counters` (at the next `vb session` start).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vault_brain.app.credit import Retrieved, record_retrieval
+from vault_brain.app.credit import Retrieved, count_access, record_retrieval
 from vault_brain.app.vault import Vault
-from vault_brain.domain.clock import now_iso
+from vault_brain.domain.clock import access_stamp, now_iso
 from vault_brain.domain.errors import LockedError, VaultBrainError
-from vault_brain.storage.files import vault_lock
+from vault_brain.domain.sessions import record_kind
+from vault_brain.storage.files import atomic_write, vault_lock
 
 log = logging.getLogger("vault_brain.access")
 
 FLUSH_DELAY = 1.0
 MAX_PENDING = 16
 MAX_PENDING_SECONDS = 5.0
+DEFERRED = "deferred"  # a retrieval line's `counters`: written later (see the module doc)
+
+Counts = dict[str, tuple[int, str]]  # path -> (retrievals not counted yet, the last one's time)
 
 
 @dataclass(frozen=True)
@@ -43,7 +59,9 @@ class AccessRecorder:
     """Queues retrievals of one session and records them when it is safe and cheap.
 
     `lock` is the caller's own per-process lock (one call at a time); `current` returns the
-    vault to record into. The idle timer takes the lock itself."""
+    vault to record into. The idle timer takes the lock itself. With `lines_now`, the
+    transcript line of each retrieval is written at once and only its counters wait (see
+    the module doc)."""
 
     def __init__(
         self,
@@ -52,19 +70,24 @@ class AccessRecorder:
         current: Callable[[], Vault | None],
         source: str,
         flush_delay: float = FLUSH_DELAY,
+        lines_now: bool = False,
     ) -> None:
         self.session = session
         self.source = source
         self.flush_delay = flush_delay
+        self.lines_now = lines_now
         self._lock = lock
         self._current = current
         self._pending: list[tuple[str, list[Ref], dict[str, Any]]] = []
+        self._counts: Counts = {}
+        self._marked = False  # this process's marker is on disk (lines_now)
         self._since = 0.0
+        self._last = 0.0  # when the latest retrieval was (lines_now)
         self._timer: threading.Timer | None = None
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        return len(self._pending) + len(self._counts)
 
     def defer(self, vault: Vault, query: str, hits: Sequence[Retrieved], tool: str) -> None:
         """Queue a retrieval (the caller holds the lock); a long queue (an agent that never
@@ -72,21 +95,67 @@ class AccessRecorder:
         if not hits:
             return
         extra = {"tool": tool, "called": now_iso()}
+        if self.lines_now:
+            try:
+                self.retrieved(vault, query, hits, self.source, extra)
+                return
+            except LockedError:  # another writer holds the vault: line and counters later
+                pass
         self._pending.append((query, [Ref(h.id, h.path) for h in hits], extra))
-        if len(self._pending) == 1:
+        self._queued(vault, len(self._pending) >= MAX_PENDING)
+
+    def retrieved(
+        self,
+        vault: Vault,
+        query: str,
+        hits: Sequence[Retrieved],
+        source: str,
+        extra: dict[str, Any],
+    ) -> None:
+        """`lines_now`: the retrieval's line in the transcript now, its counters later (the
+        caller holds the lock)."""
+        stamp, self._last = access_stamp(), time.monotonic()
+        if not self._marked:
+            self._mark(vault)
+        if not self._marked:  # no marker, no promise: the counters go with the line
+            record_retrieval(vault, self.session, query, hits, source, extra)
+            return
+        extra = {**extra, "counters": DEFERRED, "accessed": stamp}
+        record_retrieval(vault, self.session, query, hits, source, extra, counters=False)
+        for hit in hits:
+            self._counts[hit.path] = (self._counts.get(hit.path, (0, ""))[0] + 1, stamp)
+        self._queued(vault, False)
+
+    def _mark(self, vault: Vault) -> None:
+        """Write the marker: the counters of the lines from here on wait in this process."""
+        path = vault.paths.transcript(self.session)
+        try:
+            offset = path.stat().st_size if path.exists() else 0
+            marker = {"session": self.session, "offset": offset, "pid": os.getpid()}
+            atomic_write(vault.paths.access_marker(self.session), json.dumps(marker), durable=False)
+        except (OSError, VaultBrainError) as exc:
+            log.warning("access counters written with each retrieval: %s", exc)
+            return
+        self._marked = True
+
+    def _queued(self, vault: Vault, now: bool) -> None:
+        """Something was queued: record at once when `now` or when the oldest has waited
+        long enough, else after a quiet moment. (`lines_now`: never in the caller's call, a
+        kill loses nothing; the timer writes them at the latest when the oldest has waited
+        long enough, e.g. while the model thinks or a tool runs.)"""
+        if not self._since:
             self._since = time.monotonic()
-        if (
-            len(self._pending) >= MAX_PENDING
-            or time.monotonic() - self._since >= MAX_PENDING_SECONDS
-        ):
+        waited = time.monotonic() - self._since
+        if not self.lines_now and (now or waited >= MAX_PENDING_SECONDS):
             self.record(vault, wait=False)
         else:
-            self._schedule()
+            self._schedule(min(self.flush_delay, max(0.0, MAX_PENDING_SECONDS - waited)))
 
-    def _schedule(self) -> None:
+    def _schedule(self, delay: float | None = None) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = threading.Timer(self.flush_delay, self._on_timer)
+        wait = self.flush_delay if delay is None else delay
+        self._timer = threading.Timer(wait, self._on_timer)
         self._timer.daemon = True
         self._timer.start()
 
@@ -95,11 +164,14 @@ class AccessRecorder:
             vault = self._current()
             if vault is not None:
                 self.record(vault, wait=False)
+                quiet = time.monotonic() - self._last >= self.flush_delay
+                if self.lines_now and quiet and not self.pending:
+                    vault.index.merge()  # (what `Index.merge_later` writes left unmerged)
 
     def record(self, vault: Vault, wait: bool) -> None:
         """Record what is pending (the caller holds the lock). Without `wait`, a vault locked
         by another writer keeps the queue for a later try instead of delaying the answer."""
-        if not self._pending:
+        if not self._pending and not self._counts:
             return
         if not wait:
             try:
@@ -108,6 +180,10 @@ class AccessRecorder:
             except LockedError:
                 self._schedule()
                 return
+        if self._counts:
+            self._write_counts(vault)
+        if not self._pending:
+            return
         done, touched = 0, set[str]()
         try:
             for query, refs, extra in self._pending:
@@ -122,8 +198,28 @@ class AccessRecorder:
             done = len(self._pending)
         finally:
             del self._pending[:done]
+            self._since = 0.0 if not self.pending else self._since
         if touched:
             vault.refresh(sorted(touched))
+
+    def _write_counts(self, vault: Vault) -> None:
+        """The counters added up so far, and the marker's removal, in one transaction."""
+        counts, marker = self._counts, vault.paths.access_marker(self.session)
+        try:
+            with vault.transaction(durable=False) as tx:
+                skipped = count_access(tx, vault, counts)
+                if self._marked and tx.exists(marker):
+                    tx.delete(marker)
+        except LockedError as exc:
+            log.warning("access counters not written yet (will retry): %s", exc.message)
+            self._schedule()
+            return
+        except VaultBrainError as exc:  # e.g. a disk error: dropped, as `record` drops lines
+            log.error("access counters not written: %s", exc.message)
+            self._counts, self._since = {}, 0.0
+            return
+        self._counts, self._marked, self._since = {}, False, 0.0
+        vault.refresh(sorted(set(counts) - set(skipped)))
 
     def close(self) -> None:
         """Stop the timer and record everything still pending, waiting for the lock."""
@@ -134,3 +230,72 @@ class AccessRecorder:
             if vault is not None:
                 with contextlib.suppress(VaultBrainError):
                     self.record(vault, wait=True)
+                if self.lines_now:
+                    vault.index.merge()
+
+
+def recover_counters(vault: Vault) -> list[str]:
+    """Write the access counters that a `vb session` killed before writing them left waiting
+    (its marker names where they begin; each line still has its ids, paths and time), and
+    remove the marker, in one transaction; a marker whose process still runs is left to it.
+    Returns the sessions recovered."""
+    folder = vault.paths.access_dir
+    recovered = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            marker = json.loads(path.read_bytes())
+            session, offset, pid = marker["session"], int(marker["offset"]), int(marker["pid"])
+            if vault.paths.access_marker(session) != path:
+                raise ValueError("a marker named for another session")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("%s ignored: %s", path.name, exc)
+            continue
+        if _alive(pid):  # (its process writes them; or ours: the recorder's own)
+            continue
+        counts = _deferred(vault, session, offset)
+        try:
+            with vault.transaction(durable=False) as tx:
+                skipped = count_access(tx, vault, counts)
+                if tx.exists(path):
+                    tx.delete(path)
+        except VaultBrainError as exc:  # e.g. locked: the marker stays for the next start
+            log.warning("access counters of session %s not recovered yet: %s", session, exc)
+            continue
+        vault.refresh(sorted(set(counts) - set(skipped)))
+        recovered.append(session)
+    return recovered
+
+
+def _deferred(vault: Vault, session: str, offset: int) -> Counts:
+    """The counters of the retrieval lines from `offset` on whose counters were deferred."""
+    counts: Counts = {}
+    try:
+        with open(vault.paths.transcript(session), "rb") as handle:
+            handle.seek(offset)
+            lines = handle.read().splitlines()
+    except OSError:  # (archived, or never written): nothing to count
+        return counts
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record_kind(record) != "retrieval":
+            continue
+        if record.get("counters") != DEFERRED or not isinstance(record.get("paths"), list):
+            continue
+        stamp = str(record.get("accessed") or record.get("ts") or access_stamp())
+        for rel in record["paths"]:
+            if isinstance(rel, str):
+                counts[rel] = (counts.get(rel, (0, ""))[0] + 1, stamp)
+    return counts
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

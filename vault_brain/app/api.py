@@ -96,7 +96,12 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
 
-            self.access = AccessRecorder(self.session, self._lock, lambda: self._vault, source)
+            # (`vb session`: each line in the transcript at once, the counters while it waits)
+            lines_now = source == "session"
+            self.access = AccessRecorder(
+                self.session, self._lock, lambda: self._vault, source, lines_now=lines_now
+            )
+            vault.index.merge_later = lines_now  # (its small commits merge when it is quiet)
 
     @classmethod
     def open(
@@ -128,16 +133,19 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         """The vault for one call. Live: one call at a time, the policy reloaded when
         STRATEGY.md changed, retrievals still pending recorded first (`skip` for reads that
         do not depend on them, `try` for reports that should not wait on another writer,
-        `wait` for writes and feedback), and the index reconciled with the files. A write names
-        its `operation`: committed after it when `commit_on` says so."""
+        `wait` for writes and what reads credit, `lines` for what needs only their lines in
+        the transcript: the loop's stages and feedback), and the index reconciled with the
+        files. A write names its `operation`: committed after it when `commit_on` says so."""
         if not self.is_live:
             yield self._vault
             self._commit_operation(operation)
             return
         with self._lock:
             self._reload_if_policy_changed()
-            if self.access is not None and pending != "skip":
-                self.access.record(self._vault, wait=pending == "wait")
+            access = self.access
+            written = pending == "lines" and access is not None and access.lines_now
+            if access is not None and pending != "skip" and not written:
+                access.record(self._vault, wait=pending != "try")
             self._reconcile(self._vault)
             yield self._vault
             self._commit_operation(operation)
@@ -155,6 +163,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             old.index.close()
             self._vault = Vault(old.paths, old.env)
             self._vault.writing, self._vault.indexed = old.writing, old.indexed
+            self._vault.index.merge_later = old.index.merge_later
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:
@@ -174,7 +183,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         from vault_brain.app.proxy import ProxyAPI
 
         if self.is_live and self.keeper is None:
-            self.keeper = IndexKeeper(ProxyAPI(Vault(self._vault.paths, self._vault.env)))
+            kept = Vault(self._vault.paths, self._vault.env)
+            kept.index.merge_later = self._vault.index.merge_later
+            self.keeper = IndexKeeper(ProxyAPI(kept))
 
     def act_as(self, name: str) -> Agent:
         """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
@@ -378,7 +389,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             raise VaultBrainError(
                 "feedback needs the session whose last turn it judges", hint="pass --session ID"
             )
-        with self._use(operation=f"feedback {signal}") as vault:
+        with self._use("lines", operation=f"feedback {signal}") as vault:
             from vault_brain.app.credit import apply_feedback  # lazy: start-up
 
             return apply_feedback(vault, session, signal)

@@ -7,6 +7,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from vault_brain.app import loop
+    from vault_brain.app.access import AccessRecorder
     from vault_brain.app.compaction import CompactionResult
     from vault_brain.app.flush import FlushResult
     from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
@@ -14,12 +16,15 @@ if TYPE_CHECKING:
     from vault_brain.app.tasks import TaskChange, TaskList
     from vault_brain.app.vault import Vault
 
-Pending = Literal["skip", "try", "wait"]
+Pending = Literal["skip", "try", "lines", "wait"]
 
 
 class ApiPart:
     """A part of `MemoryAPI` kept in a module of its own: it holds the vault through
     `MemoryAPI._use`."""
+
+    session: str | None
+    access: AccessRecorder | None
 
     def _use(
         self, pending: Pending = "wait", operation: str | None = None
@@ -40,14 +45,22 @@ class SessionsAndTasks(ApiPart):
     ) -> IntakeResult:
         from vault_brain.app import loop  # lazy: start-up
 
-        with self._use() as vault:
+        with self._use("lines") as vault:
             return loop.intake(vault, session, message, key, scopes)
 
     def context(self, session: str) -> ContextResult:
         from vault_brain.app import loop  # lazy: start-up
 
-        with self._use() as vault:
-            return loop.build_context(vault, session).result()
+        with self._use("lines") as vault:
+            return loop.build_context(vault, session, self._later(session)).result()
+
+    def _later(self, session: str) -> loop.RecordLater | None:
+        """How this session's retrievals are recorded when their counters wait
+        (`AccessRecorder.lines_now`), else None (recorded whole, at once)."""
+        access = self.access
+        if access is None or not access.lines_now or session != self.session:
+            return None
+        return access.retrieved
 
     def memories_for_message(
         self, session: str, message_id: str | None, text: str, source: str
@@ -64,8 +77,16 @@ class SessionsAndTasks(ApiPart):
     def persist(self, session: str, records: list[dict[str, Any]]) -> PersistResult:
         from vault_brain.app import loop  # lazy: start-up
 
-        with self._use() as vault:
+        with self._use("lines") as vault:
             return loop.persist(vault, session, records)
+
+    def recover_counters(self) -> list[str]:
+        """Access counters a `vb session` killed before writing them left waiting, written
+        (see `app.access`); returns the sessions recovered."""
+        from vault_brain.app.access import recover_counters  # lazy: start-up
+
+        with self._use("skip") as vault:
+            return recover_counters(vault)
 
     def flush(self, session: str, dry_run: bool = False) -> FlushResult:
         from vault_brain.app.flush import flush  # lazy: start-up

@@ -162,16 +162,24 @@ def record_access(vault: Vault, accessed: Mapping[str, tuple[int, str]]) -> list
     with `counters=False`), many at once: path -> (retrievals, when the last one was). The
     same keys as one retrieval at a time would have written, in one transaction; the notes
     are re-indexed after. Returns the paths skipped (gone, or not editable)."""
-    skipped: list[str] = []
     with vault.transaction(durable=False) as tx:
-        for rel, (times, stamp) in sorted(accessed.items()):
-
-            def counted(meta: dict[str, Any], times: int = times, stamp: str = stamp) -> Any:
-                return {"access_count": _count(meta) + times, "last_accessed": stamp}
-
-            if _edit_keys(tx, vault, rel, counted):
-                skipped.append(rel)
+        skipped = count_access(tx, vault, accessed)
     vault.refresh(sorted(set(accessed) - set(skipped)))
+    return skipped
+
+
+def count_access(
+    tx: Transaction, vault: Vault, accessed: Mapping[str, tuple[int, str]]
+) -> list[str]:
+    """`record_access`'s edits, inside the caller's transaction; the paths skipped."""
+    skipped: list[str] = []
+    for rel, (times, stamp) in sorted(accessed.items()):
+
+        def counted(meta: dict[str, Any], times: int = times, stamp: str = stamp) -> Any:
+            return {"access_count": _count(meta) + times, "last_accessed": stamp}
+
+        if _edit_keys(tx, vault, rel, counted):
+            skipped.append(rel)
     return skipped
 
 

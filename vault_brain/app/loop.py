@@ -8,11 +8,12 @@ persist appends the reply, then flushes and compacts when the session is over it
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.app.compaction import CompactionResult, compact
-from vault_brain.app.credit import record_retrieval
+from vault_brain.app.credit import Retrieved, record_retrieval
 from vault_brain.app.guard import for_agent
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
@@ -26,6 +27,10 @@ from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.transcript import SessionIndex, append, read_records
 
 PERSIST_TYPES = ("assistant", "tool_call", "tool_result", "user")
+
+# (vault, query, hits, source, extra): records a retrieval whose access counters are written
+# later (`AccessRecorder.retrieved`), instead of `record_retrieval` with them
+RecordLater = Callable[[Vault, str, Sequence[Retrieved], str, dict[str, Any]], None]
 
 
 @result
@@ -170,7 +175,7 @@ def _cited(found: dict[str, Any]) -> str:
     return f"({kind}: `{found['path']}:{found.get('line')}`)"
 
 
-def build_context(vault: Vault, session: str) -> Context:
+def build_context(vault: Vault, session: str, later: RecordLater | None = None) -> Context:
     path = vault.paths.transcript(session)
     if not path.is_file():
         raise NotFoundError(
@@ -200,7 +205,7 @@ def build_context(vault: Vault, session: str) -> Context:
         messages=messages,
         pruned_tool_results=pruned,
     )
-    ctx.retrieved = _retrieve(vault, session, records)
+    ctx.retrieved = _retrieve(vault, session, records, later)
     emit(
         vault.paths,
         "read",
@@ -220,15 +225,16 @@ def _read(path: Any, convert: Any) -> str:
         return ""
 
 
-def _retrieve(vault: Vault, session: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _retrieve(
+    vault: Vault, session: str, records: list[dict[str, Any]], later: RecordLater | None
+) -> list[dict[str, Any]]:
     """Memories for the latest user message, retrieved and recorded once per message."""
     users = [r for r in records if record_kind(r) == "user"]
     if not users:
         return []
     latest = users[-1]
-    return memories_for_message(
-        vault, session, str(latest.get("id")), str(latest.get("content", "")), records, "loop"
-    )
+    message_id, text = str(latest.get("id")), str(latest.get("content", ""))
+    return memories_for_message(vault, session, message_id, text, records, "loop", later=later)
 
 
 def memories_for_message(
@@ -239,9 +245,11 @@ def memories_for_message(
     records: list[dict[str, Any]] | None = None,
     source: str = "loop",
     record: bool = True,
+    later: RecordLater | None = None,
 ) -> list[dict[str, Any]]:
     """The memories for one user message (id, title, path, snippet), retrieved once: the
-    retrieval is recorded in the transcript for credit and reused when asked again."""
+    retrieval is recorded in the transcript for credit (by `later` when given) and reused
+    when asked again."""
     if records is None:
         records = list(read_records(vault.paths.transcript(session)))
     for past in reversed(records):
@@ -278,7 +286,10 @@ def memories_for_message(
         shown = {r["id"] for r in results}
         extra = {"for_message": message_id, "results": results}
         kept = [h for h in hits if h.id in shown]
-        record_retrieval(vault, session, text, kept, source=source, extra=extra)
+        if later is not None:
+            later(vault, text, kept, source, extra)
+        else:
+            record_retrieval(vault, session, text, kept, source=source, extra=extra)
     return results
 
 

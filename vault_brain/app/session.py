@@ -306,10 +306,12 @@ class SessionRunner:
 
 
 def recover(api: MemoryAPI, client: Any, vault: Path, say: Say) -> list[str]:
-    """Containers a dead host left behind: removed, and their sessions flushed and committed.
-    Returns the sessions recovered."""
+    """Containers a dead host left behind: removed, and their sessions flushed and committed;
+    access counters it had not written yet, written. Returns the sessions recovered."""
     from vault_brain.storage.sandbox import leftovers, remove_container  # lazy
 
+    for session in api.recover_counters():
+        say(f"vb: wrote the access counters interrupted session {session} had not written")
     recovered = []
     for container_id, session in leftovers(client, vault):
         remove_container(client, container_id)

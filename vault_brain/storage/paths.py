@@ -142,6 +142,15 @@ class VaultPaths:
         return self.cache_dir / "policy.json"
 
     @property
+    def access_dir(self) -> Path:
+        return self.vb_dir / "access"
+
+    def access_marker(self, session_id: str) -> Path:
+        """A session's retrievals whose access counters are not in the notes yet: where in
+        its transcript they begin, and which process will write them (`app.access`)."""
+        return self.access_dir / f"{check_session_id(session_id)}.json"
+
+    @property
     def journal_dir(self) -> Path:
         """Journals of changes being committed (a kill leaves one; the next command redoes it)."""
         return self.vb_dir / "journal"

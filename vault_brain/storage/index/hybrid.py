@@ -22,7 +22,8 @@ from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend, fuse
 from vault_brain.storage.index.scan import known_files
 from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
-from vault_brain.storage.index.store import Index, row_column
+from vault_brain.storage.index.segments import row_column
+from vault_brain.storage.index.store import Index
 from vault_brain.storage.notes import note_from_bytes
 
 log = logging.getLogger("vault_brain.search")

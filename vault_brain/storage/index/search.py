@@ -16,8 +16,9 @@ from vault_brain.domain.text import unique
 from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.index.bm25 import Segments, top_docs
 from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
+from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.snippets import Snippets
-from vault_brain.storage.index.store import Index, filter_terms, row_column
+from vault_brain.storage.index.store import Index, filter_terms
 
 # A query is analysed from its first MAX_QUERY_CHARS characters into at most MAX_QUERY_TERMS
 # distinct terms: a pasted 100,000-word message is still answered in milliseconds.

@@ -36,6 +36,7 @@ from vault_brain.storage.index.scan import (
     unchanged,
 )
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
+from vault_brain.storage.index.segments import commit, fast_writer, merge_small, row_column
 from vault_brain.storage.notes import note_from_bytes
 from vault_brain.storage.paths import VaultPaths
 
@@ -89,6 +90,8 @@ class Index:
         self._generation: str | None = None
         self._searcher: Any = None
         self._opened, self.lag = 0.0, 0.0  # (see `searcher`)
+        self.merge_later = False
+        """Small writes leave merging segments to `merge` (see `segments`)."""
 
     # -- manifest -----------------------------------------------------------
     def _load(self) -> Manifest | None:
@@ -177,7 +180,7 @@ class Index:
         ix = self._open() if ix is None else ix
         docs = list(docs)
         big = len(docs) >= 2000
-        writer = ix.writer(limitmb=256) if not big else _fast_writer(ix)
+        writer = ix.writer(limitmb=256) if not big else fast_writer(ix)
         rows: dict[str, list[int]] = {}
         try:
             for rel in removed:
@@ -198,7 +201,7 @@ class Index:
                 rows[rel] = [st.st_mtime_ns, st.st_size]
                 if progress and (n % 200 == 0 or n == total):
                     progress(n, total)
-            writer.commit(optimize=False)
+            commit(writer, self.merge_later and not big)
         except BaseException:
             with contextlib.suppress(Exception):
                 writer.cancel()
@@ -373,6 +376,15 @@ class Index:
             self._save(manifest)
         return result
 
+    def merge(self) -> bool:
+        """Merge the small segments `merge_later` writes left (when it is quiet); False when
+        there was nothing to merge or another writer holds the index."""
+        try:
+            with self._lock(timeout=0):
+                return merge_small(self._open(self._load()))
+        except Exception:  # locked, or a damaged index: an optimisation, never an error
+            return False
+
     def searcher(self) -> Any:
         """The open searcher, reopened once the index has changed (if `lag` allows: the
         seconds a searcher may stay behind later commits; 0, the default, none)."""
@@ -457,17 +469,6 @@ def _kept_old_index(exc: VaultBrainError | OSError) -> VaultBrainError:
 class _CorruptIndex(VaultBrainError):
     def __init__(self, detail: str) -> None:
         super().__init__(f"the search index is damaged ({detail})", hint="run `vb index --rebuild`")
-
-
-def row_column(reader: Any) -> Any:
-    """The row column of a reader; an empty index (Whoosh's EmptyReader) has none."""
-    if reader.doc_count_all() == 0:
-        return []
-    return reader.column_reader("row")
-
-
-def _fast_writer(ix: Any) -> Any:
-    return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
 
 
 def _readable_note(rel: str, raw: bytes) -> Note:

@@ -1,0 +1,48 @@
+"""Whoosh's segments: how the index's writers commit, and when they merge.
+
+Each commit adds a segment, and by default also runs Whoosh's merge policy (`MERGE_SMALL`:
+once enough small segments have gathered, it merges them), which costs that commit 100-200
+ms at 1,000 notes instead of 25. A process that writes a few notes at a time while someone
+waits (`vb session`) commits with `merge_later`: no merging, up to `MAX_UNMERGED` segments
+(searches stay fast), and `merge_small` runs the same policy when it is quiet (as does the
+commit that reaches the bound). The documents are the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from whoosh.writing import MERGE_SMALL
+
+MAX_UNMERGED = 24  # segments a `merge_later` commit leaves before it merges anyway
+MERGEABLE = 5  # (MERGE_SMALL merges nothing in fewer segments)
+
+
+def commit(writer: Any, merge_later: bool = False) -> None:
+    """Commit a writer: merging small segments, unless `merge_later` and there are few."""
+    merge = not merge_later or len(writer.segments) >= MAX_UNMERGED
+    writer.commit(optimize=False, merge=merge)
+
+
+def merge_small(ix: Any) -> bool:
+    """Merge small segments now, as a commit would have (the caller holds the index lock);
+    False when there were too few to merge."""
+    writer = ix.writer()
+    if len(writer.segments) < MERGEABLE:
+        writer.cancel()
+        return False
+    writer.commit(mergetype=MERGE_SMALL)
+    return True
+
+
+def row_column(reader: Any) -> Any:
+    """The row column of a reader; an empty index (Whoosh's EmptyReader) has none."""
+    if reader.doc_count_all() == 0:
+        return []
+    return reader.column_reader("row")
+
+
+def fast_writer(ix: Any) -> Any:
+    """A writer for thousands of documents (two processes, one segment each)."""
+    return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
