@@ -3,6 +3,11 @@
 the container's time excluded (<= 100 ms).
 
     .venv/bin/python scripts/bench_session.py --notes 1000 --turns 20
+    .venv/bin/python scripts/bench_session.py --agent opencode --turns 10
+
+With `--agent opencode` each turn is an `opencode run` in the OpenCode image (built when
+missing): the host's overhead is the turn's time outside that command, and OpenCode's own
+time per turn (its start-up, its calls through `vb serve`, its tools) is reported beside it.
 
 The model is the project's fake Chat Completions server (tests/fake_llm_server.py), which
 answers at once: each turn calls memory_search and run_command, then answers. Turns follow
@@ -45,6 +50,9 @@ def scripted(body: dict[str, Any]) -> dict[str, Any]:
         ("memory_search", {"query": "survey schedule"}),
         ("run_command", {"command": "date > last-run.txt"}),
     ]
+    if any(t["function"]["name"] == "bash" for t in body.get("tools") or []):  # OpenCode
+        command = {"command": "date > last-run.txt", "description": "Note the time"}
+        calls = [("vb_memory_search", {"query": "survey schedule"}), ("bash", command)]
     return completion(
         None,
         tool_calls=[
@@ -58,12 +66,12 @@ def scripted(body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def first_prompt(vault: Path, workspace: Path, env: dict[str, str]) -> float:
+def first_prompt(vault: Path, workspace: Path, env: dict[str, str], agent: str) -> float:
     """Seconds from starting `vb session` to its ready line (then /quit)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "vault_brain", "--vault", str(vault), "session",
-         "--workspace", str(workspace)],
+         "--workspace", str(workspace), "--agent", agent],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     assert proc.stderr is not None and proc.stdin is not None
@@ -83,12 +91,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
+    parser.add_argument("--agent", choices=("builtin", "opencode"), default="builtin")
     args = parser.parse_args()
 
     from vault_brain.app.api import MemoryAPI
     from vault_brain.app.session import SessionRunner
+    from vault_brain.app.session_opencode import start_opencode
     from vault_brain.app.vault import Vault
     from vault_brain.storage.env import Environment
+    from vault_brain.storage.opencode_image import ensure_opencode_image
     from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
 
     server = FakeLLMServer().start()
@@ -100,7 +111,12 @@ def main() -> None:
         "VB_LLM_MODEL": "test-model",
         "VB_LLM_API_KEY": "test-key",
     }
-    results: dict[str, Any] = {"notes": args.notes, "turns": args.turns, "pause": args.pause}
+    results: dict[str, Any] = {
+        "agent": args.agent,
+        "notes": args.notes,
+        "turns": args.turns,
+        "pause": args.pause,
+    }
     try:
         with tempfile.TemporaryDirectory() as tmp:
             vault, workspace = Path(tmp) / "vault", Path(tmp) / "work"
@@ -112,7 +128,9 @@ def main() -> None:
                 subprocess.run(["git", *git], cwd=vault, check=True, capture_output=True)
             client = docker_client()
             image = ensure_image(client)
-            starts = [first_prompt(vault, workspace, env) for _ in range(args.starts)]
+            if args.agent == "opencode":
+                image = ensure_opencode_image(client, image, os.environ, say=log)
+            starts = [first_prompt(vault, workspace, env, args.agent) for _ in range(args.starts)]
             results["first_prompt_s"] = round(percentile(starts, 50), 3)
             log(f"first prompt: {starts}")
 
@@ -121,15 +139,26 @@ def main() -> None:
             api.keep_index()  # as `vb session` does (a watcher, not a walk per call)
             llm = api.vault.llm()
             assert llm is not None
-            box = Sandbox.start(client, image, workspace=workspace, vault=vault, session="bench")
-            runner = SessionRunner(api, llm, box, "bench-session", lambda text: None)
+            runner: SessionRunner
+            if args.agent == "opencode":
+                runner = start_opencode(
+                    api, llm, client, image, workspace=workspace, policy_rw=False,
+                    say=lambda text: None, warn=log,
+                )  # fmt: skip
+            else:
+                box = Sandbox.start(client, image, workspace=workspace, vault=vault, session="b")
+                runner = SessionRunner(api, llm, box, "bench-session", lambda text: None)
+            agent_ms: list[float] = []
             try:
                 for n in range(args.turns):
-                    runner.turn(f"when does the survey run? ({n})")
+                    turn = runner.turn(f"when does the survey run? ({n})")
+                    agent_ms.append(turn.sandbox_seconds * 1000)
                     time.sleep(args.pause)
             finally:
-                box.remove()
+                runner.close("bench")
                 api.close()
+            if args.agent == "opencode":
+                results["opencode_turn_ms_p50"] = round(percentile(agent_ms[1:], 50), 1)
             overheads = [s * 1000 for s in runner.overheads[1:]]  # the first warms caches
             results["turn_overhead_ms_p50"] = round(percentile(overheads, 50), 1)
             results["turn_overhead_ms_p95"] = round(percentile(overheads, 95), 1)
