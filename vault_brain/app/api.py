@@ -186,6 +186,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             kept = Vault(self._vault.paths, self._vault.env)
             kept.index.merge_later = self._vault.index.merge_later
             self.keeper = IndexKeeper(ProxyAPI(kept))
+            self._vault.kept = True  # this API's writes: indexed by the keeper's thread
 
     def act_as(self, name: str) -> Agent:
         """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
@@ -220,10 +221,13 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         build_fast_forms()
 
     def close(self) -> None:
-        """Record every retrieval still pending (waits for the vault lock); stop the keeper."""
+        """Record every retrieval still pending (waits for the vault lock); stop the keeper,
+        once it has indexed every write made before (this API's own leave it to it)."""
         if self.access is not None:
             self.access.close()
         if self.keeper is not None:
+            with contextlib.suppress(VaultBrainError, OSError):
+                self.keeper.settle()
             self.keeper.close()
 
     def _memory_rel(self, vault: Vault, ref: str) -> str:

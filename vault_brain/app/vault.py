@@ -36,6 +36,10 @@ class Vault:
         now holds them (`vb serve` tells its index keeper, whose readers then do not wait
         for a write still under way)."""
         self.indexed: Callable[[list[str], dict[str, list[int] | None]], None] | None = None
+        self.kept = False
+        """An index keeper watches this vault for the process (`MemoryAPI.keep_index`): a
+        write leaves the index to it (its thread indexes what the watcher reports, and each
+        read first waits for every earlier change to be indexed) instead of indexing inline."""
 
     @classmethod
     def open(cls, path: str | Path | None = None, env: Environment | None = None) -> Vault:
@@ -110,7 +114,9 @@ class Vault:
     def refresh(self, rels: list[str]) -> None:
         """After a write: re-index exactly these paths, best effort. Files are the truth and
         the index a cache, so a locked or damaged index never fails a write that is done;
-        the next read reconciles."""
+        the next read reconciles. Under an index keeper, the keeper does it (see `kept`)."""
+        if self.kept:
+            return
         stamps: dict[str, list[int] | None] = {}
         try:
             with contextlib.suppress(VaultBrainError, OSError):
