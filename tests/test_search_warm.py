@@ -148,3 +148,22 @@ def test_recall_memos_give_the_gates_and_counters_answers(root: Path) -> None:
     first, again = recall(vault, "keyholder zebrafinch"), recall(vault, "keyholder zebrafinch")
     assert first == again
     assert first.memories and "AKIA" not in first.message
+
+
+def test_field_lengths_read_at_once_equal_whoosh_per_document(root: Path) -> None:
+    from vault_brain.storage.index.bm25 import _stored_lengths
+
+    vault = Vault.open(root)
+    vault.reconcile()
+    leaves = [leaf for leaf, _ in vault.index.searcher().leaf_searchers()]
+    assert leaves
+    for leaf in leaves:
+        for field in TEXT_FIELDS:
+            at_once = _stored_lengths(leaf, field)
+            assert at_once is not None  # the fast path, not the fallback
+            each = [leaf.doc_field_length(d, field, 1) for d in range(leaf.doc_count_all())]
+            # (Whoosh answers None, not the default, for a document with nothing in the
+            # field: one no posting of the field names, so its length is never read)
+            kept = [n if e is not None else None for n, e in zip(at_once, each, strict=True)]
+            assert kept == each
+            assert any(e is not None for e in each)
