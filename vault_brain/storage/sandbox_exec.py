@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,18 +62,17 @@ FILE_ERRORS = {
 }
 
 
-class Output:
-    """The exec stream's frames (8-byte header: stream, size) to bytes, kept up to `cap`."""
+class Frames:
+    """The exec stream's frames (an 8-byte header: stream, size; then the bytes), split as the
+    bytes come in whatever pieces the socket gives."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.kept = bytearray()
-        self.seen = 0
-        self.cut = False
+    def __init__(self) -> None:
         self._header = b""
         self._left = 0
+        self._stream = 1
 
-    def feed(self, data: bytes) -> None:
+    def split(self, data: bytes) -> Iterator[tuple[int, bytes]]:
+        """(stream: 1 stdout, 2 stderr; payload) for each frame's part in `data`."""
         i = 0
         while i < len(data):
             if self._left == 0:
@@ -80,12 +80,27 @@ class Output:
                 self._header += data[i : i + take]
                 i += take
                 if len(self._header) == HEADER.size:
-                    self._left = HEADER.unpack(self._header)[1]
+                    self._stream, self._left = HEADER.unpack(self._header)
                     self._header = b""
                 continue
             payload = data[i : i + min(self._left, len(data) - i)]
             self._left -= len(payload)
             i += len(payload)
+            yield self._stream, payload
+
+
+class Output(Frames):
+    """The exec stream's bytes (stdout and stderr as they came), kept up to `cap`."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
+        self.kept = bytearray()
+        self.seen = 0
+        self.cut = False
+
+    def feed(self, data: bytes) -> None:
+        for _, payload in self.split(data):
             self.seen += len(payload)
             room = self.cap - len(self.kept)
             if len(payload) > room:

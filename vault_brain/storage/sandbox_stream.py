@@ -13,12 +13,12 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from vault_brain.storage.sandbox_exec import HEADER, hang_up
+from vault_brain.storage.sandbox_exec import Frames, hang_up
 
 if TYPE_CHECKING:
     from vault_brain.storage.sandbox import Sandbox
 
-STDOUT, STDERR = 1, 2
+STDERR = 2
 STDERR_KEPT = 8192
 SETTLE = 2.0  # seconds a killed container may take to be seen as stopped
 LINE_CAP = 4 * 1024 * 1024  # one event longer than this is cut (and so not valid JSON)
@@ -53,7 +53,7 @@ class Streamed:
         sock: socket.socket = getattr(conn, "_sock", conn)
         started = time.monotonic()
         deadline = started + self.timeout + KILL_GRACE + HOST_SLACK
-        frames = _Frames()
+        frames = _Lines()
         hung_up = False
         try:
             while True:
@@ -94,31 +94,17 @@ class Streamed:
             time.sleep(0.1)
 
 
-class _Frames:
+class _Lines(Frames):
     """The exec stream's frames: stdout cut into lines, stderr's tail kept."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.partial = bytearray()
         self.errors = bytearray()
-        self._header = b""
-        self._left = 0
-        self._stream = STDOUT
 
     def feed(self, data: bytes) -> Iterator[str]:
-        i = 0
-        while i < len(data):
-            if self._left == 0:
-                take = min(HEADER.size - len(self._header), len(data) - i)
-                self._header += data[i : i + take]
-                i += take
-                if len(self._header) == HEADER.size:
-                    self._stream, self._left = HEADER.unpack(self._header)
-                    self._header = b""
-                continue
-            payload = data[i : i + min(self._left, len(data) - i)]
-            self._left -= len(payload)
-            i += len(payload)
-            if self._stream == STDERR:
+        for stream, payload in self.split(data):
+            if stream == STDERR:
                 self.errors = (self.errors + payload)[-STDERR_KEPT:]
                 continue
             self.partial += payload
