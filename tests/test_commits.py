@@ -3,6 +3,7 @@ real vault with git."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,31 @@ def test_an_unknown_moment_is_refused_with_the_choices(vault: Path, cli: Any) ->
     )
     res = cli("--vault", str(vault), "strategy")
     assert res.exit_code != 0 and "session, lifecycle, operation" in res.stderr
+
+
+def test_a_merge_half_done_is_never_committed_by_vb(
+    vault: Path, cli: Any, git_env: dict[str, str]
+) -> None:
+    """A person's merge stopped on a conflict: vb stages nothing (the file with the conflict
+    markers stays unmerged) and says what to do; its own changes wait in the files."""
+    from vault_brain.storage.git import commit_vault
+    from vault_brain.storage.paths import VaultPaths
+
+    (vault / "plain.txt").write_text("hello\n")
+    git("add", "plain.txt", cwd=vault)
+    git("commit", "-qm", "plain", cwd=vault)
+    git("checkout", "-qb", "other", cwd=vault)
+    (vault / "plain.txt").write_text("one\n")
+    git("commit", "-qam", "one", cwd=vault)
+    git("checkout", "-q", "-", cwd=vault)
+    (vault / "plain.txt").write_text("two\n")
+    git("commit", "-qam", "two", cwd=vault)
+    merged = subprocess.run(["git", "merge", "other"], cwd=vault, capture_output=True)
+    assert merged.returncode != 0  # the conflict
+    v = ("--vault", str(vault))
+    assert cli(*v, "add", "Ships on Fridays.", "-n", "Release", "-c", "projects").exit_code == 0
+    done = commit_vault(VaultPaths(vault), "vb: test")
+    assert done.startswith("git commit skipped: the repository is in the middle of a merge")
+    assert "(unmerged: plain.txt)" in done and "git merge --abort" in done
+    assert git("diff", "--name-only", "--diff-filter=U", cwd=vault).split() == ["plain.txt"]
+    assert subjects(vault)[0] == "two"

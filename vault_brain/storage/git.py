@@ -58,6 +58,14 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
         rel = os.path.relpath(root, top)
         notices: list[str] = []
         clear_stale_index_lock(Path(repo.git_dir), top, notices.append)
+        if (Path(repo.git_dir) / "MERGE_HEAD").exists():  # a person's merge, half done
+            unmerged = sorted(set(repo.git.diff("--name-only", "--diff-filter=U").split()))
+            return (
+                "git commit skipped: the repository is in the middle of a merge"
+                f"{' (unmerged: ' + ', '.join(unmerged[:5]) + ')' if unmerged else ''}; "
+                "finish it (git add, git commit) or abort it (git merge --abort): the changes "
+                "stay in the files, and vb commits them next time"
+            )
         with vault_lock(paths):
             repo.git.add(
                 "--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}"

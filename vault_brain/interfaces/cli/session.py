@@ -144,7 +144,9 @@ def session(
     llm = check_model(api)
     recover(api, client, vault.root, _err)
     api.memory_file()
-    api.commit(f"vb session {session_id}: vault changes before the session", "session")
+    done = api.commit(f"vb session {session_id}: vault changes before the session", "session")
+    if done and done.startswith("git commit"):  # skipped or failed: say so, go on
+        _err(f"vb: warning: {done}")
     if warning := api.policy_warning():
         _err(f"vb: warning: {warning}")
     runner: SessionRunner
