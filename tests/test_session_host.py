@@ -18,7 +18,12 @@ import pytest
 
 from fake_llm_server import FakeLLMServer
 from fake_llm_server import fake_llm as fake_llm  # the fixture
-from vault_brain.app.session_host import MCP_SOCKET, MODEL_SOCKET, HostServices
+from vault_brain.app.session_host import (
+    MCP_SOCKET,
+    MODEL_SOCKET,
+    HostServices,
+    remove_leftover_folders,
+)
 
 
 @pytest.fixture
@@ -133,7 +138,7 @@ def test_a_killed_session_takes_vb_serve_with_it(vault: Path, fake_llm: FakeLLMS
         from vault_brain.app.session_host import HostServices
         s = HostServices({str(vault)!r}, "session-host-3", dict(os.environ), print)
         s.start(None)
-        print(s.serve.pid, flush=True)
+        print(s.serve.pid, s.home, flush=True)
         sys.stdin.read()
         """
     )
@@ -141,7 +146,8 @@ def test_a_killed_session_takes_vb_serve_with_it(vault: Path, fake_llm: FakeLLMS
         [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
-    serve_pid = int(proc.stdout.readline())
+    pid, home = proc.stdout.readline().split()
+    serve_pid = int(pid)
     os.kill(serve_pid, 0)  # running
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -149,6 +155,10 @@ def test_a_killed_session_takes_vb_serve_with_it(vault: Path, fake_llm: FakeLLMS
     while _running(serve_pid):
         assert time.monotonic() < deadline, "vb serve outlived its session"
         time.sleep(0.1)
+    # its folder (sockets, logs) is left: the next start's recovery removes it
+    assert Path(home).is_dir() and Path(home).name.startswith("vb-session-host-3-")
+    remove_leftover_folders("session-host-3")
+    assert not Path(home).exists()
 
 
 def _running(pid: int) -> bool:

@@ -315,6 +315,9 @@ def recover(api: MemoryAPI, client: Any, vault: Path, say: Say) -> list[str]:
     recovered = []
     for container_id, session in leftovers(client, vault):
         remove_container(client, container_id)
+        from vault_brain.app.session_host import remove_leftover_folders  # lazy
+
+        remove_leftover_folders(session)  # (an OpenCode session's sockets and logs)
         try:
             api.flush(session)
         except VaultBrainError as exc:

@@ -34,6 +34,7 @@ MODEL_SOCKET = "model.sock"
 MCP_SOCKET = "mcp.sock"
 START_WAIT = 30.0  # seconds vb serve may take to listen
 PR_SET_PDEATHSIG = 1  # prctl(2)
+PREFIX = "vb-"  # the folder: <temp>/vb-<session>-<random>
 STOP_WAIT = 30.0  # seconds it may take to record what it holds once told to stop
 
 Say = Callable[[str], None]
@@ -46,7 +47,7 @@ class HostServiceError(VaultBrainError):
 class HostServices:
     def __init__(self, vault: Path, session: str, env: dict[str, str], warn: Say) -> None:
         self.vault, self.session, self.env, self.warn = vault, session, env, warn
-        self.home = Path(tempfile.mkdtemp(prefix="vb-"))  # 0700: the host user's only
+        self.home = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{session}-"))  # 0700: the user's
         self.sockets = self.home / "sockets"
         self.sockets.mkdir(mode=0o700)
         self.serve: subprocess.Popen[bytes] | None = None
@@ -158,6 +159,12 @@ class HostServices:
         if self.serve is not None:
             _end(self.serve, STOP_WAIT)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def remove_leftover_folders(session: str) -> None:
+    """The folders of a session whose host died (no `stop()` ran): its sockets and logs."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}{session}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _die_with_parent() -> None:

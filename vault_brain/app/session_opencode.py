@@ -21,9 +21,10 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.app.session import SessionRunner, Turn
+from vault_brain.app.session import Say, SessionReport, SessionRunner, Turn
 from vault_brain.app.session_host import MCP_SOCKET, MOUNTED, HostServices
 from vault_brain.app.session_tools import gone
 from vault_brain.domain.errors import LLMError, VaultBrainError
@@ -90,8 +91,8 @@ class OpenCodeRunner(SessionRunner):
         sandbox: Sandbox,
         session: str,
         services: HostServices,
-        say: Any,
-        warn: Any = None,
+        say: Say,
+        warn: Say | None = None,
     ) -> None:
         super().__init__(api, llm, sandbox, session, say, warn=warn)
         self.services = services
@@ -182,7 +183,7 @@ class OpenCodeRunner(SessionRunner):
         self.show_tool(name, state.get("input"), note)
         return status == "completed"
 
-    def close(self, reason: str) -> Any:
+    def close(self, reason: str) -> SessionReport:
         """The services stop first: vb serve records what it still holds before the flush."""
         try:
             self.services.stop()
@@ -220,10 +221,10 @@ def start_opencode(
     client: Any,
     image: str,
     *,
-    workspace: Any,
+    workspace: Path,
     policy_rw: bool,
-    say: Any,
-    warn: Any,
+    say: Say,
+    warn: Say,
 ) -> OpenCodeRunner:
     """The host services, OpenCode's configuration and the container, started together (and
     stopped together when one of them fails)."""
