@@ -146,3 +146,20 @@ def test_counters_a_killed_session_left_waiting_are_written_at_the_next_start(
     assert {rel: meta(root, rel).get("access_count") for rel in expected} == expected
     rows = {row["path"]: row for _, row in Vault.open(root).index.rows()}
     assert all(rows[rel]["access_count"] == n for rel, n in expected.items())
+
+
+def test_an_edited_strategy_keeps_the_vault_with_its_keeper(tmp_path: Path) -> None:
+    """STRATEGY.md edited mid-session: the vault is opened again (its policy read anew) and
+    keeps what the session set on it: writes left to the keeper, merges when quiet."""
+    root = make_vault(tmp_path / "vault")
+    api = MemoryAPI.live(Vault.open(root), "s4", "session")
+    api.keep_index()
+    first = api._vault
+    strategy = root / "STRATEGY.md"
+    strategy.write_text(strategy.read_text() + "\n")
+    api.search("quokka island", 3)
+    try:
+        assert api._vault is not first  # reopened
+        assert api._vault.kept and api._vault.index.merge_later
+    finally:
+        api.close()

@@ -161,9 +161,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             if self.access is not None:
                 self.access.record(old, wait=False)
             old.index.close()
-            self._vault = Vault(old.paths, old.env)
-            self._vault.writing, self._vault.indexed = old.writing, old.indexed
-            self._vault.index.merge_later = old.index.merge_later
+            self._vault = old.reopened()
             self._strategy = stamp
 
     def _reconcile(self, vault: Vault) -> None:

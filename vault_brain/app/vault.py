@@ -111,6 +111,14 @@ class Vault:
         with contextlib.suppress(VaultBrainError), vault_lock(self.paths, timeout=1.0):
             recover(self.paths)
 
+    def reopened(self) -> Vault:
+        """A new `Vault` on the same files (its policy read again), with this one's hooks:
+        `writing`, `indexed`, `kept` and the index's `merge_later`."""
+        new = Vault(self.paths, self.env)
+        new.writing, new.indexed, new.kept = self.writing, self.indexed, self.kept
+        new.index.merge_later = self.index.merge_later
+        return new
+
     def refresh(self, rels: list[str]) -> None:
         """After a write: re-index exactly these paths, best effort. Files are the truth and
         the index a cache, so a locked or damaged index never fails a write that is done;

@@ -94,9 +94,7 @@ def read_approval(paths: VaultPaths) -> Approval | None:
         doc = json.loads(paths.policy_approval.read_text(encoding="utf-8"))
         files = {str(k): str(v) for k, v in doc["files"].items()}
         approval = Approval(str(doc["hash"]), str(doc["approved_at"]), files)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none, or damaged
         return None
     encoded = {rel: text.encode("utf-8") for rel, text in approval.files.items()}
     return approval if policy_hash(encoded) == approval.hash else None
