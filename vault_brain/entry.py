@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
         from vault_brain.interfaces.git_merge import main as merge_driver
 
         return merge_driver(args[1:])
+    from vault_brain.storage import regex_cache
+
+    regex_cache.install()  # the gate's patterns, compiled once per machine
     asked = None
     if "search" in args[:3]:  # a warm `vb watch` answers before typer is even imported
         from vault_brain.interfaces.cli.warm import fast_search

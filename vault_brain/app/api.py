@@ -213,10 +213,12 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         """Reconcile and open the searcher, and build the gate's fast patterns, now (a
         server does this while its client connects)."""
         from vault_brain.domain.gate.alternation import build_fast_forms
+        from vault_brain.storage import regex_cache
 
         with self._use("skip") as vault:
             vault.searcher.search("warm up", 1)
         build_fast_forms()
+        regex_cache.save()  # for the next server's start
 
     def close(self) -> None:
         """Record every retrieval still pending (waits for the vault lock); stop the keeper,

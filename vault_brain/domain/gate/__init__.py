@@ -43,6 +43,7 @@ from vault_brain.domain.gate.patterns import (
     looks_like_password,
     seed_phrase_spans,
 )
+from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import split_sentences
 
 __all__ = ["LABELS", "REASONS", "Verdict", "clean", "judge", "prose_sentences", "redact"]
@@ -82,8 +83,8 @@ MAX_SENTENCE_CHARS = 1000
 _SHELL_FENCES = frozenset(
     {"sh", "bash", "zsh", "shell", "console", "powershell", "ps1", "cmd", "bat"}
 )
-_INLINE_CODE = re.compile(r"`+([^`]+)`+")
-_MARKER = re.compile(r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)*(?:#{1,6}\s+)?)")
+_INLINE_CODE = lazy(r"`+([^`]+)`+")
+_MARKER = lazy(r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)*(?:#{1,6}\s+)?)")
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
 
 # Words that show a sentence speaks of its writer: such a sentence is the person's own,
 # even next to an injection.
-_FIRST_PERSON = re.compile(
+_FIRST_PERSON = lazy(
     r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|our|us|ich|mein\w*|mir|mich|wir|unser\w*"
     r"|je|j'\w+|moi|mon|ma|mes|nous|notre|nos|yo|mi|mis|nosotros|nuestr\w*)\b"
 )

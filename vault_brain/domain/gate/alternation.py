@@ -17,7 +17,9 @@ Both return an `Alternation`, compiled on first use as the plain alternation of 
 and in the fast form once used `FAST_AFTER` times (or when a server starts:
 `build_fast_forms`): the fast forms take about 130 ms to
 build (three times the plain ones), which a one-shot command judging a few snippets would
-pay for nothing, and a server or a flush earns back within a second.
+pay for nothing, and a server or a flush earns back within a second. Where the process's
+compiler keeps the fast form from an earlier process (`lazy_re.is_kept`: the cache of
+compiled patterns the `vb` entry point installs), it is used from the first search.
 
 The first characters come from the standard library's regex parser (`re._parser`, the
 parser `re.compile` itself uses); should it ever be missing, the plain form stays: slower,
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from vault_brain.domain.lazy_re import compile_derived, compile_pattern, is_kept
 
 try:  # (private to the standard library, present from Python 3.11 on)
     from re import _constants as C  # type: ignore[attr-defined]
@@ -66,7 +70,7 @@ class Alternation:
     def plain(self) -> re.Pattern[str]:
         """The plain alternation of the parts (what the fast one answers as)."""
         if self._plain is None:
-            self._plain = re.compile(_plain(self.parts))
+            self._plain = compile_pattern(_plain(self.parts))
         return self._plain
 
     def fast(self) -> re.Pattern[str]:
@@ -75,15 +79,25 @@ class Alternation:
             if P is None:
                 self._fast = self.plain()
             else:
-                built = _dispatched(self.parts) if self.tested else _in_runs(self.parts)
-                self._fast = re.compile(built)
+                self._fast = compile_derived(
+                    self._fast_key(),
+                    lambda: _dispatched(self.parts) if self.tested else _in_runs(self.parts),
+                )
         return self._fast
+
+    def _fast_key(self) -> str:
+        kind = "dispatched" if self.tested else "in runs"
+        return "\0".join((f"alternation {kind}", *self.parts))
 
     def _pattern(self) -> re.Pattern[str]:
         if self._fast is not None:
             return self._fast
         self._uses += 1  # (a race between threads at worst builds a form twice)
-        return self.fast() if self._uses > FAST_AFTER else self.plain()
+        if self._uses > FAST_AFTER or (
+            self._uses == 1 and P is not None and is_kept(self._fast_key())
+        ):
+            return self.fast()
+        return self.plain()
 
 
 def _plain(parts: tuple[str, ...]) -> str:

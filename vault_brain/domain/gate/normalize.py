@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from vault_brain.domain.lazy_re import lazy
+
 _RLO, _PDF, _LRO = "\u202e", "\u202c", "\u202d"
 # Format characters that render as nothing (Unicode category Cf: zero-width space and joiners,
 # word joiner, soft hyphen, bidi controls, BOM, tag characters) plus the few invisible letters
@@ -42,13 +44,13 @@ _HOMOGLYPHS = str.maketrans(
         "»": '"',
     }
 )
-_SPACED_RUN = re.compile(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
-_DOTTED_RUN = re.compile(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
+_SPACED_RUN = lazy(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
+_DOTTED_RUN = lazy(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 )
-_LEET_WORD = re.compile(r"\b(?=\w*[a-z])(?=\w*[013457])[\w@$]+\b")
-_WHITESPACE = re.compile(r"\s+")
+_LEET_WORD = lazy(r"\b(?=\w*[a-z])(?=\w*[013457])[\w@$]+\b")
+_WHITESPACE = lazy(r"\s+")
 
 
 def _invisible(ch: str) -> bool:

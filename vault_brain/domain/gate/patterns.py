@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections import Counter
 
 from vault_brain.domain.gate.alternation import any_of, any_tested
+from vault_brain.domain.lazy_re import lazy
 
 _GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
 _SHORT = r"[^\n]{0,30}?"
@@ -228,7 +228,7 @@ ROLE_TAG = any_tested(
 
 # A phrase broken up by separators (letter spacing, zero-width characters) still reads as
 # one of these once only its letters are left.
-SQUASHED = re.compile(
+SQUASHED = lazy(
     r"ignore(?:all|any|the|your)?(?:previous|prior|above|earlier)|disregard(?:the|all)?"
     r"(?:system|previous|prior|above)|systemprompt|newrules|newinstructions|youarenow"
     r"|developermode|obeyonly|donottelltheuser|ignoriere|vergissalle|ignorezles|ignoralas"
@@ -293,7 +293,7 @@ SECRET = any_of(
 )
 # A password, PIN or code given in prose: its value must look like one (a digit, a symbol or
 # a capital inside it), so "the password is written down" is not a secret.
-PASSWORD_IN_PROSE = re.compile(
+PASSWORD_IN_PROSE = lazy(
     r"(?i:\b(?:password|passwd|passcode|passphrase|pass phrase|pw|pwd|pass|login|logon|pin"
     r"|pin code|passwort|kennwort|zugangscode|mot de passe|mdp|code|contraseña|contrasena|clave|senha"
     r"|palavra-passe|wachtwoord|parola d'ordine|verification code|one-time code|otp|2fa code"
@@ -306,10 +306,8 @@ PASSWORD_IN_PROSE = re.compile(
 
 
 # A wallet's recovery phrase: twelve or more short lower-case words in a row, named as such.
-SEED_PHRASE = re.compile(
-    r"(?i:\b(?:seed|recovery|mnemonic|backup|secret) (?:phrase|words)\b|\bwallet\b)"
-)
-_SEED_WORDS = re.compile(r"\b[a-z]{3,8}(?: [a-z]{3,8}){11,23}\b")
+SEED_PHRASE = lazy(r"(?i:\b(?:seed|recovery|mnemonic|backup|secret) (?:phrase|words)\b|\bwallet\b)")
+_SEED_WORDS = lazy(r"\b[a-z]{3,8}(?: [a-z]{3,8}){11,23}\b")
 
 
 def seed_phrase_spans(text: str) -> list[tuple[int, int]]:
@@ -329,7 +327,7 @@ def looks_like_password(value: str) -> bool:
     )
 
 
-_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]{24,}")
+_TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{24,}")
 
 
 def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
@@ -453,13 +451,13 @@ TOOL_ANYWHERE = any_tested(
 RAW_SHAPES = (
     (
         "code",
-        re.compile(
+        lazy(
             r"^(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL"
             r"|VOLUME|HEALTHCHECK)\s+\S"
         ),
     ),
     (
         "tool_output",
-        re.compile(r"(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
+        lazy(r"(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
     ),
 )
