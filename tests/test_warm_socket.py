@@ -214,6 +214,49 @@ def test_a_warm_search_imports_nothing_heavy(generated: Path) -> None:
     assert not {m for m in loaded if m.split(".")[0] in heavy or m in heavy}
 
 
+def test_a_cold_plain_search_skips_the_framework_and_prints_the_same(generated: Path) -> None:
+    """Without a watcher, a plain `vb search` runs in-process without importing typer, and
+    prints byte for byte what the typer command prints (`--vault=PATH` is a spelling the
+    early path does not read, so the command answers it)."""
+    assert not (generated / ".vb/search.sock").exists()
+    early = outputs(generated)
+    framework = []
+    for args in SEARCHES:
+        res = run_vb(f"--vault={generated}", *args)
+        assert res.exit_code == 0, res.stderr
+        framework.append(res.stdout)
+    assert early == framework
+    assert warm(generated)["last_search"] == "in-process"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "vault_brain", "--vault", str(generated), *ARGS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"]
+    loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "vault_brain.app.api" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("typer", "click")}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "manager", "--type", "bogus"],
+        ["search", "manager", "--in", "nowhere", "--json"],
+        ["search", "manager", "--scope", "no such scope!"],
+    ],
+)
+def test_a_cold_search_that_fails_says_what_the_command_says(
+    generated: Path, args: list[str]
+) -> None:
+    early = run_vb("--vault", str(generated), *args)
+    framework = run_vb(f"--vault={generated}", *args)
+    assert early.exit_code == framework.exit_code != 0
+    assert (early.stdout, early.stderr) == (framework.stdout, framework.stderr)
+    assert "vb: error:" in early.stderr or '"error"' in early.stdout
+
+
 def test_other_spellings_go_warm_through_the_command(generated: Path) -> None:
     """A command line the early path does not read (`--limit=3`, `-k3`) is still answered
     warm, by the typer command, the same as in-process."""

@@ -32,13 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     from vault_brain.storage import regex_cache
 
     regex_cache.install()  # the gate's patterns, compiled once per machine
-    asked = None
-    if "search" in args[:3]:  # a warm `vb watch` answers before typer is even imported
+    if "search" in args[:3]:  # a plain search is answered before typer is even imported
         from vault_brain.interfaces.cli.warm import fast_search
 
-        asked = fast_search(args)
-        if asked:
-            return 0
+        code = fast_search(args)
+        if code is not None:
+            return code
     from vault_brain.interfaces.cli.app import main as cli_main  # typer: ~50 ms
 
-    return cli_main(args, warm=asked is None)
+    return cli_main(args)

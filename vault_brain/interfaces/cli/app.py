@@ -101,8 +101,6 @@ class CliState:
     env: Environment = field(default_factory=Environment)
     vault: str | None = None
     debug: bool = False
-    warm: bool = True
-    """`vb search` may ask a running `vb watch` (False: `entry.main` asked it already)."""
 
 
 def _version(value: bool) -> None:
@@ -215,10 +213,10 @@ def _usage_error(exc: ClickUsageError) -> UsageError:
     return UsageError(message, hint=f"see `{where} --help`")
 
 
-def main(argv: list[str] | None = None, env: Environment | None = None, warm: bool = True) -> int:
+def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
     """Run `vb` with `argv` (default: the process's arguments); returns the exit status."""
     args = sys.argv[1:] if argv is None else list(argv)
-    cli_state = CliState(env=env or Environment.from_os(), warm=warm)
+    cli_state = CliState(env=env or Environment.from_os())
     as_json = "--json" in args
     debug = "--debug" in args
     command = typer.main.get_command(load_commands(args))

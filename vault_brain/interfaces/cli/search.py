@@ -127,7 +127,7 @@ def search(
     scopes = (scope,) if scope else ()
     filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
     st = state()
-    if query is not None and session is None and st.warm:
+    if query is not None and session is None:
         raw = warm.filter_options(type_, category, tag, include_archive, scope)
         doc = warm.ask(st.vault, st.env, query, k, raw, search_in)  # before the index
         if doc is not None:

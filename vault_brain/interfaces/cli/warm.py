@@ -4,13 +4,15 @@ search's output, whichever path answered it.
 `vb search QUERY` with the plain options (`--vault PATH` first; -k, --type, --category,
 --tag, --scope, --include-archive, --in, --json) is recognised here before the CLI framework
 is imported (`entry.main`), so a warm answer costs the interpreter, this module and the
-round trip. Anything else (another spelling, --session, --queries, --help, a bad value)
-goes to the typer command, which asks the socket itself when this did not, and searches
-in-process when there is no answer.
+round trip, and a cold one the same API call the command makes, without the framework's
+50 ms. Anything else (another spelling, --session, --queries, --help, a bad value, an
+error) goes to the typer command, which asks the socket itself when this did not, and
+searches in-process when there is no answer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -57,9 +59,11 @@ def _parse(args: list[str]) -> dict[str, Any] | None:
     return opts if opts["query"] is not None else None
 
 
-def fast_search(args: list[str]) -> bool | None:
-    """Answer `args` from the warm socket: True when answered (printed), False when asked
-    without an answer, None when not asked (not a plain search, or no socket)."""
+def fast_search(args: list[str]) -> int | None:
+    """Answer a plain `vb search` without the CLI framework: from the warm socket, else
+    in-process through the same API call the command makes; the exit status. None when
+    `args` are not a plain search, or the in-process search failed: the typer command
+    then runs it and says what went wrong."""
     opts = _parse(args)
     if opts is None:
         return None
@@ -76,11 +80,48 @@ def fast_search(args: list[str]) -> bool | None:
         bool(opts.get("include_archive")),
         opts.get("scope"),
     )
-    doc = ask(opts["vault"], Environment.from_os(), opts["query"], k, filters, opts.get("in"))
+    env = Environment.from_os()
+    as_json = bool(opts.get("json"))
+    doc = ask(opts["vault"], env, opts["query"], k, filters, opts.get("in"))
     if doc is None:
-        return False
-    render(doc, bool(opts.get("json")))
-    return True
+        doc = _in_process(opts["vault"], env, opts["query"], k, filters, opts.get("in"))
+    if doc is None:
+        return None
+    with contextlib.suppress(BrokenPipeError):  # (the reader left: as the command does)
+        render(doc, as_json)
+    return 0
+
+
+def _in_process(
+    vault: str | None,
+    env: Environment,
+    query: str,
+    k: int,
+    filters: dict[str, Any],
+    sources: str | None,
+) -> dict[str, Any] | None:
+    """The command's in-process search (`vb search` in `cli/search.py`), or None on any
+    error: the command then runs and reports it in its own words."""
+    try:
+        from vault_brain.app.api import MemoryAPI
+        from vault_brain.app.results import envelope
+        from vault_brain.domain.notes import Filters
+
+        scopes = (filters["scope"],) if filters["scope"] else ()
+        wanted = Filters(
+            filters["type"],
+            filters["category"],
+            filters["tag"],
+            filters["include_archive"],
+            scopes=scopes,
+        ).normalized()
+        if sources is not None:
+            from vault_brain.app.api_knowledge import check_sources
+
+            check_sources(sources)
+        return envelope(MemoryAPI.open(vault, env).search(query, k, wanted, sources))
+    except Exception:
+        return None
 
 
 def filter_options(

@@ -15,12 +15,11 @@ from pathlib import Path, PurePosixPath
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 
-_TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
-
 
 def is_note_name(name: str) -> bool:
-    low = name.lower()
-    return low.endswith(".md") and not name.startswith(".") and not low.endswith(_TEMP_SUFFIXES)
+    """A Markdown file's name, not hidden (an editor's temp file ends otherwise: `.tmp`,
+    `.swp`, `~`, ...)."""
+    return name.lower().endswith(".md") and not name.startswith(".")
 
 
 def is_ignored_rel(rel: str) -> bool:
@@ -35,12 +34,13 @@ def is_ignored_rel(rel: str) -> bool:
     return not is_note_name(parts[-1])
 
 
-def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
-    """Every note in the vault -> (mtime_ns, size), by one walk of stat calls. Temp files a
-    killed writer left behind are removed on the way (in sessions/ and logs/ too)."""
+def scan(paths: VaultPaths) -> dict[str, list[int]]:
+    """Every note in the vault -> [mtime_ns, size] (a manifest row), by one walk of stat
+    calls. Temp files a killed writer left behind are removed on the way (in sessions/ and
+    logs/ too)."""
     root = str(paths.root)
     real_root = os.path.realpath(root)
-    found: dict[str, tuple[int, int]] = {}
+    found: dict[str, list[int]] = {}
     stack = [(root, "")]
     remove_dead_temps(paths.sessions_dir, paths.logs_dir)
     while stack:
@@ -61,11 +61,12 @@ def scan(paths: VaultPaths) -> dict[str, tuple[int, int]]:
                     if entry.is_dir(follow_symlinks=False):
                         if prefix or name not in IGNORED_DIRS:
                             stack.append((entry.path, f"{prefix}{name}/"))
-                    elif is_note_name(name) and (prefix or name not in ROOT_NON_NOTES):
+                    elif name.lower().endswith(".md") and (prefix or name not in ROOT_NON_NOTES):
+                        # (is_note_name: the name is not hidden, checked above)
                         if entry.is_symlink() and not inside_vault(entry.path, real_root):
                             continue  # a link out of the vault is never read
                         st = entry.stat()
-                        found[prefix + name] = (st.st_mtime_ns, st.st_size)
+                        found[prefix + name] = [st.st_mtime_ns, st.st_size]
                 except OSError:
                     continue
     return found
@@ -141,15 +142,15 @@ class ReconcileResult:
         return bool(self.added or self.updated or self.removed)
 
 
-def diff_manifest(
-    disk: dict[str, tuple[int, int]], manifest: dict[str, list[int]]
-) -> ReconcileResult:
+def diff_manifest(disk: dict[str, list[int]], manifest: dict[str, list[int]]) -> ReconcileResult:
     result = ReconcileResult()
-    for rel, (mtime, size) in disk.items():
+    if disk == manifest:  # (the common case, compared in C)
+        return result
+    for rel, row_now in disk.items():
         row = manifest.get(rel)
         if row is None:
             result.added.append(rel)
-        elif row[0] != mtime or row[1] != size:
+        elif row[:2] != row_now:
             result.updated.append(rel)
     result.removed = [rel for rel in manifest if rel not in disk]
     return result
