@@ -14,7 +14,8 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from vault_brain.interfaces.mcp.params import (
 from vault_brain.storage.files import io_error
 
 log = logging.getLogger("vault_brain.mcp")
+WARM_AFTER = 2.0  # seconds after start when the index keeper starts if no call came yet
 
 INSTRUCTIONS = """\
 Long-term memory kept as a Markdown vault (vault_brain). Search it before answering
@@ -67,7 +69,7 @@ you retrieved gain or lose credit, and credit decides what is remembered first."
 
 
 @contextlib.contextmanager
-def _as_tool_errors() -> Iterator[None]:
+def _as_errors() -> Iterator[None]:
     """A user-facing error becomes a tool error the model can read; the server keeps going."""
     try:
         yield
@@ -101,10 +103,41 @@ RECORDS_ACCESS = _annotations(read_only=False, destructive=False, idempotent=Fal
 REPORT = _annotations(read_only=False, destructive=False, idempotent=True)
 
 
-def build_server(api: MemoryAPI) -> MCPServer:
+class _Later:
+    """Starts `work` on a thread once: after the first tool call, or `WARM_AFTER` seconds
+    after the server started, whichever comes first."""
+
+    def __init__(self, work: Callable[[], None] | None) -> None:
+        self._work, self._lock = work, threading.Lock()
+        if work is not None:
+            timer = threading.Timer(WARM_AFTER, self.start)
+            timer.daemon = True
+            timer.start()
+
+    def start(self) -> None:
+        with self._lock:
+            work, self._work = self._work, None
+        if work is not None:
+            threading.Thread(target=work, name="vb-warm-up", daemon=True).start()
+
+
+def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPServer:
+    """The server with its tools on `api`; `warm` (the index keeper's start) runs in the
+    background after the first tool call: before it, on a thread, it would hold the
+    interpreter while the SDK loads and the first call is answered (0.78 s to the first
+    answer at 10k notes without it, 1.0 s with it), and that call walks the files anyway."""
     server: MCPServer = MCPServer(
         name="vault-brain", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
+    later = _Later(warm)
+
+    @contextlib.contextmanager
+    def _as_tool_errors() -> Iterator[None]:
+        try:
+            with _as_errors():
+                yield
+        finally:
+            later.start()
 
     def memory_store(
         type: NoteType,
@@ -210,9 +243,10 @@ def configure_logging(log_file: Path | None, level: str) -> None:
     root.setLevel(level.upper())
 
 
-def serve(api: MemoryAPI) -> None:
+def serve(api: MemoryAPI, warm: Callable[[], None] | None = None) -> None:
     """Run the server on stdin/stdout until the client closes the connection; retrievals
-    still pending are recorded on the way out (also on SIGTERM)."""
+    still pending are recorded on the way out (also on SIGTERM). `warm`: see
+    `build_server`."""
     log.info("vb mcp: vault %s, session %s", api.vault.root, api.session)
 
     def stop(signum: int, frame: Any) -> None:
@@ -220,6 +254,6 @@ def serve(api: MemoryAPI) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     try:
-        build_server(api).run("stdio")
+        build_server(api, warm).run("stdio")
     finally:
         api.close()
