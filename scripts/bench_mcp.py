@@ -10,10 +10,12 @@ The vault is generated with scripts/gen_vault.py and indexed with `vb --vault X 
   (MCP handshake) and call memory_search once; wall time of the whole, median of --starts runs;
 * warm memory_search round trip: on one connection, --queries deterministic queries of 1-4
   vocabulary words (after a few warm-up calls); p50/p95 of the client-side wall time. Each call
-  does what an agent's call does: reconcile the index with the files (a stat scan) and search;
-  the access is recorded behind the answer (front matter of the hits, the session transcript);
-* the same steps in-process (no MCP), to show where a round trip's time goes: reconcile and
-  search (in the answer), record + index refresh (done by the server behind the answer);
+  does what an agent's call does: search the index, which the server's index keeper keeps
+  current from watcher events; the access is recorded behind the answer (front matter of the
+  hits, the session transcript);
+* the same steps in-process (no MCP), to show where a round trip's time goes: a stat-scan
+  reconcile (what a one-shot command pays; the server has the keeper instead), the search,
+  and record + index refresh (done by the server behind the answer);
 * the floors: `python -c pass` and `python -c "import mcp.server.mcpserver"`.
 
 Prints a table and writes OUT/mcp.json. The searches bump access counters in the cached vault
