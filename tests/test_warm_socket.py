@@ -237,6 +237,8 @@ def test_a_cold_plain_search_skips_the_framework_and_prints_the_same(generated: 
     loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "vault_brain.app.api" in loaded
     assert not {m for m in loaded if m.split(".")[0] in ("typer", "click")}
+    # a search of memory alone leaves the knowledge index and its extraction rules unloaded
+    assert not loaded & {"vault_brain.app.knowledge", "vault_brain.domain.extract"}
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,8 @@ class Knowledge(ApiPart):
         self, vault: Vault, query: str, k: int, sources: tuple[str, ...], notes: list[SearchHit]
     ) -> list[SearchHit]:
         """Notes (already found) and the other sources' results for `query`, fused by rank."""
+        if sources == ("memory",):
+            return notes
         from vault_brain.app import knowledge  # lazy: start-up (the knowledge index)
 
         if "sessions" in sources and self.agent is not None and self.agent.role != "admin":
@@ -111,8 +113,6 @@ class Knowledge(ApiPart):
         for kind in sources:
             if kind != "memory":
                 lists.append((kind, knowledge.search(vault, query, k, (kind,))))
-        if len(lists) == 1 and lists[0][0] == "memory":
-            return notes
         if len(lists) == 1:
             return [knowledge.hit_of(h, h.score) for h in lists[0][1]]
         out = []
