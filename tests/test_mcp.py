@@ -23,7 +23,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
-from conftest import run_vb
+from conftest import REPO, run_vb
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.template import init_vault
 from vault_brain.storage.transcript import read_records
@@ -389,32 +389,103 @@ def test_compact_consolidates_and_prunes(server: McpServer, vault: Path) -> None
     assert [r["operation"] for r in runs[-2:]] == ["consolidate", "prune"]
 
 
-def test_an_agent_that_never_pauses_has_its_accesses_recorded_in_batches(
-    tmp_path: Path,
+def test_an_agent_that_never_pauses_pays_nothing_for_its_accesses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_brain.app.access import MAX_PENDING
+    """Each retrieval's line is in the transcript at once; the counters wait in the server,
+    behind a marker, and are written behind the answers, never inside a call however many
+    wait: at close, or by the timer once the oldest has waited MAX_PENDING_SECONDS."""
+    from vault_brain.app import access
     from vault_brain.app.api import MemoryAPI
     from vault_brain.app.vault import Vault
 
     root = tmp_path / "vault"
     init_vault(root)
-    write_note(root, "entities/projects/loop.md", {"title": "Loop"}, "Loop note.\n")
-    # the idle timer never fires: only the queue length and close() record
+    loop = "entities/projects/loop.md"
+    write_note(root, loop, {"title": "Loop"}, "Loop note.\n")
+    # the idle timer never fires; only the oldest's wait (an hour here) or close() writes
+    monkeypatch.setattr(access, "MAX_PENDING_SECONDS", 3600.0)
     api = MemoryAPI.live(Vault.open(root), "burst", "mcp", flush_delay=3600)
-    for n in range(MAX_PENDING - 1):
+    for n in range(40):
         assert api.search(f"loop {n}", 5).results
-    assert meta(root, "entities/projects/loop.md").get("access_count") is None  # pending
-    api.search("loop", 5)
-    assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING
-    api.search("loop again", 5)
-    api.close()  # what the server does when it stops
-    assert meta(root, "entities/projects/loop.md")["access_count"] == MAX_PENDING + 1
+    assert meta(root, loop).get("access_count") is None  # none written inside a call
     records = list(read_records(root / "sessions" / "burst.jsonl"))
-    assert [r["query"] for r in records][-2:] == ["loop", "loop again"]
-    assert all(r["type"] == "retrieval" and r["called"] <= r["ts"] for r in records)
+    assert [r["query"] for r in records] == [f"loop {n}" for n in range(40)]
+    assert all(r["counters"] == access.DEFERRED for r in records)
+    marker = root / ".vb" / "access" / "burst.json"
+    assert marker.is_file()  # what a kill would leave for the next start
+    api.close()  # what the server does when it stops
+    assert meta(root, loop)["access_count"] == 40 and not marker.exists()
+
+    monkeypatch.setattr(access, "MAX_PENDING_SECONDS", 0.3)
+    api = MemoryAPI.live(Vault.open(root), "burst-2", "mcp", flush_delay=3600)
+    assert api.search("loop", 5).results
+    deadline = time.monotonic() + 10
+    while meta(root, loop)["access_count"] != 41:  # no further call: the timer writes it
+        assert time.monotonic() < deadline, "the waiting counter was never written"
+        time.sleep(0.05)
+    api.close()
 
 
-# --------------------------------------------------------------------------- robustness
+def test_a_session_another_process_marked_is_counted_with_each_line(tmp_path: Path) -> None:
+    """Two servers given one session id: the second never writes over the first's marker
+    (the first's waiting counters would lose their way back after a kill); its own
+    retrievals are counted at once, with their lines."""
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.vault import Vault
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    loop = "entities/projects/loop.md"
+    write_note(root, loop, {"title": "Loop"}, "Loop note.\n")
+    marker = root / ".vb" / "access" / "shared.json"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    theirs = json.dumps({"session": "shared", "offset": 0, "pid": os.getppid()})
+    marker.write_text(theirs)
+    api = MemoryAPI.live(Vault.open(root), "shared", "mcp", flush_delay=3600)
+    try:
+        assert api.search("loop", 5).results
+        assert meta(root, loop)["access_count"] == 1
+        assert marker.read_text() == theirs
+    finally:
+        api.close()
+
+
+KILLED = """
+import os, signal, sys
+from vault_brain.app.api import MemoryAPI
+from vault_brain.app.vault import Vault
+api = MemoryAPI.live(Vault.open(sys.argv[1]), "killed", "mcp", flush_delay=3600)
+assert api.search("loop", 5).results
+os.kill(os.getpid(), signal.SIGKILL)  # the server dies before the counters are written
+"""
+
+
+def test_counters_a_killed_server_left_waiting_are_written_by_the_next_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    loop = "entities/projects/loop.md"
+    write_note(root, loop, {"title": "Loop"}, "Loop note.\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(root)], env=env, timeout=120)
+    assert proc.returncode == -9
+    marker = root / ".vb" / "access" / "killed.json"
+    assert marker.is_file() and meta(root, loop).get("access_count") is None
+    srv = McpServer(server_params(root, VB_SESSION_ID="next"))
+    try:
+        srv.ok("credit_report", {"top_n": 1})  # (the first call starts the recovery)
+        deadline = time.monotonic() + 30
+        while marker.exists():
+            assert time.monotonic() < deadline, "the waiting counters were never written"
+            time.sleep(0.1)
+        assert meta(root, loop)["access_count"] == 1
+        found = srv.ok("memory_search", {"query": "loop"})
+        assert [r["path"] for r in found["results"]] == [loop]
+    finally:
+        srv.close()
+    assert meta(root, loop)["access_count"] == 2  # counted once: never twice
 
 
 def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> None:

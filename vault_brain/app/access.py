@@ -7,15 +7,18 @@ answer would pay for it on every call, so retrievals are queued and recorded: af
 moment (`flush_delay`), before any call that reads or changes credit (so feedback sees
 them), at once when many are waiting, and when the process stops.
 
-`vb session` (`lines_now`) splits the two: the transcript line is written at once (feedback
-needs nothing else: it finds a turn's memories there), and the counters are added up in
-memory and written to the notes in one transaction after a quiet moment -- while the person
-reads the reply and types, or while the model thinks -- at once when the oldest has waited
-`MAX_PENDING_SECONDS`, before any call that reads credit or changes notes (`_use` "wait"),
-and when the session ends. Nothing is lost on a kill: before the first line whose counters
-wait, a marker (`VaultPaths.access_marker`) names where in the transcript they begin and
-the process that holds them; the transaction that writes the counters removes it. A marker
-whose process is gone is finished by `recover_counters` (at the next `vb session` start).
+`vb session` and `vb mcp` (`lines_now`) split the two: the transcript line is written at
+once (feedback needs nothing else: it finds a turn's memories there), and the counters are
+added up in memory and written to the notes in one transaction after a quiet moment --
+while the person reads the reply and types, or while the model thinks -- or by the timer
+once the oldest has waited `MAX_PENDING_SECONDS` (never inside a call: an agent that never
+pauses does not pay for them in its answers), before any call that reads credit or changes
+notes (`_use` "wait"), and when the process ends. Nothing is lost on a kill: before the
+first line whose counters wait, a marker (`VaultPaths.access_marker`) names where in the
+transcript they begin and the process that holds them; the transaction that writes the
+counters removes it. A marker whose process is gone is finished by `recover_counters` (at
+the next `vb session` or `vb mcp` start); until then no other process marks that session
+(its retrievals are counted with their lines).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vault_brain.app.credit import Retrieved, count_access, record_retrieval
@@ -127,7 +131,12 @@ class AccessRecorder:
         self._queued(vault, False)
 
     def _mark(self, vault: Vault) -> None:
-        """Write the marker: the counters of the lines from here on wait in this process."""
+        """Write the marker: the counters of the lines from here on wait in this process.
+        Not over another process's marker of the same session (one still running, or one a
+        kill left for `recover_counters`)."""
+        owner = _marker_pid(vault.paths.access_marker(self.session))
+        if owner is not None and owner != os.getpid():
+            return
         path = vault.paths.transcript(self.session)
         try:
             offset = path.stat().st_size if path.exists() else 0
@@ -235,10 +244,10 @@ class AccessRecorder:
 
 
 def recover_counters(vault: Vault) -> list[str]:
-    """Write the access counters that a `vb session` killed before writing them left waiting
-    (its marker names where they begin; each line still has its ids, paths and time), and
-    remove the marker, in one transaction; a marker whose process still runs is left to it.
-    Returns the sessions recovered."""
+    """Write the access counters that a `vb session` or `vb mcp` killed before writing them
+    left waiting (its marker names where they begin; each line still has its ids, paths and
+    time), and remove the marker, in one transaction; a marker whose process still runs is
+    left to it. Returns the sessions recovered."""
     folder = vault.paths.access_dir
     recovered = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
@@ -289,6 +298,14 @@ def _deferred(vault: Vault, session: str, offset: int) -> Counts:
             if isinstance(rel, str):
                 counts[rel] = (counts.get(rel, (0, ""))[0] + 1, stamp)
     return counts
+
+
+def _marker_pid(path: Path) -> int | None:
+    """The process a marker names, or None (no marker, or one that cannot be read)."""
+    try:
+        return int(json.loads(path.read_bytes())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _alive(pid: int) -> bool:

@@ -96,8 +96,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
 
-            # (`vb session`: each line in the transcript at once, the counters while it waits)
-            lines_now = source == "session"
+            # (`vb session`, `vb mcp`: each line in the transcript at once, the counters
+            # while the agent waits: never in the caller's call)
+            lines_now = source in ("session", "mcp")
             self.access = AccessRecorder(
                 self.session, self._lock, lambda: self._vault, source, lines_now=lines_now
             )

@@ -81,8 +81,8 @@ class SessionsAndTasks(ApiPart):
             return loop.persist(vault, session, records)
 
     def recover_counters(self) -> list[str]:
-        """Access counters a `vb session` killed before writing them left waiting, written
-        (see `app.access`); returns the sessions recovered."""
+        """Access counters a `vb session` or `vb mcp` killed before writing them left
+        waiting, written (see `app.access`); returns the sessions recovered."""
         from vault_brain.app.access import recover_counters  # lazy: start-up
 
         with self._use("skip") as vault:

@@ -209,9 +209,17 @@ def serve(
 
 
 def _warm(api: MemoryAPI) -> None:
-    """Watch the vault (the index kept current without a walk before each call), reconcile
-    and open the index. Failures are left for the first call, which reports them as a tool
-    error (and walks the files, as it does where the system gives no watcher)."""
+    """Write the access counters a killed `vb mcp` or `vb session` left waiting; watch the
+    vault (the index kept current without a walk before each call), reconcile and open the
+    index. Failures are left for the first call, which reports them as a tool error (and
+    walks the files, as it does where the system gives no watcher)."""
+    import logging
+
+    with contextlib.suppress(Exception):
+        for session in api.recover_counters():
+            logging.getLogger("vault_brain.mcp").warning(
+                "wrote the access counters interrupted session %s had not written", session
+            )
     with contextlib.suppress(Exception):
         api.keep_index()
         api.warm_up()
