@@ -1,4 +1,4 @@
-"""`vb session`'s retrievals (`AccessRecorder.lines_now`): each line in the transcript at once,
+"""`vb session`'s retrievals (`AccessRecorder`): each line in the transcript at once,
 the access counters written to the notes later, in one transaction -- and nothing lost: the
 counts equal the retrievals, the index agrees with a rebuild, and the counters of a session
 killed before writing them are written at the next start."""
@@ -73,7 +73,7 @@ def a_turn(api: MemoryAPI, session: str, n: int) -> None:
 def test_a_session_writes_each_line_at_once_and_the_counters_when_quiet(tmp_path: Path) -> None:
     root = make_vault(tmp_path / "vault")
     api = MemoryAPI.live(Vault.open(root), "s1", "session", flush_delay=3600)
-    assert api.access is not None and api.access.lines_now
+    assert api.access is not None
     a_turn(api, "s1", 1)
     lines = retrievals(root, "s1")
     assert len(lines) == 2 and all(r["counters"] == DEFERRED for r in lines)  # at once

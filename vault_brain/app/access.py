@@ -1,24 +1,21 @@
-"""Recording agent retrievals behind the answers, for long-lived processes (MCP, the proxy,
-sessions).
+"""Recording agent retrievals behind the answers, for long-lived processes (`vb mcp`,
+`vb session`).
 
-Recording a retrieval writes front matter (access_count, last_accessed) that the index must
-then re-read, and a line in the session's transcript. A server that did this before each
-answer would pay for it on every call, so retrievals are queued and recorded: after a quiet
-moment (`flush_delay`), before any call that reads or changes credit (so feedback sees
-them), at once when many are waiting, and when the process stops.
-
-`vb session` and `vb mcp` (`lines_now`) split the two: the transcript line is written at
-once (feedback needs nothing else: it finds a turn's memories there), and the counters are
-added up in memory and written to the notes in one transaction after a quiet moment --
+Recording a retrieval writes a line in the session's transcript and front matter
+(access_count, last_accessed) that the index must then re-read. The line is written at once
+(feedback needs nothing else: it finds a turn's memories there); the counters are added up in
+memory and written to the notes in one transaction behind the answers, never inside a call
+(an agent that never pauses does not pay for them): after a quiet moment (`flush_delay`) --
 while the person reads the reply and types, or while the model thinks -- or by the timer
-once the oldest has waited `MAX_PENDING_SECONDS` (never inside a call: an agent that never
-pauses does not pay for them in its answers), before any call that reads credit or changes
-notes (`_use` "wait"), and when the process ends. Nothing is lost on a kill: before the
-first line whose counters wait, a marker (`VaultPaths.access_marker`) names where in the
-transcript they begin and the process that holds them; the transaction that writes the
-counters removes it. A marker whose process is gone is finished by `recover_counters` (at
-the next `vb session` or `vb mcp` start); until then no other process marks that session
-(its retrievals are counted with their lines).
+once the oldest has waited `MAX_PENDING_SECONDS`, before any call that reads credit or
+changes notes (`_use` "wait"), and when the process ends. A vault another writer holds when
+a line is due keeps the whole retrieval queued for the timer's next try.
+
+Nothing is lost on a kill: before the first line whose counters wait, a marker
+(`VaultPaths.access_marker`) names where in the transcript they begin and the process that
+holds them; the transaction that writes the counters removes it. A marker whose process is
+gone is finished by `recover_counters` (at the next `vb session` or `vb mcp` start); until
+then no other process marks that session (its retrievals are counted with their lines).
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ from vault_brain.storage.files import atomic_write, vault_lock
 log = logging.getLogger("vault_brain.access")
 
 FLUSH_DELAY = 1.0
-MAX_PENDING = 16
 MAX_PENDING_SECONDS = 5.0
 DEFERRED = "deferred"  # a retrieval line's `counters`: written later (see the module doc)
 
@@ -63,9 +59,8 @@ class AccessRecorder:
     """Queues retrievals of one session and records them when it is safe and cheap.
 
     `lock` is the caller's own per-process lock (one call at a time); `current` returns the
-    vault to record into. The idle timer takes the lock itself. With `lines_now`, the
-    transcript line of each retrieval is written at once and only its counters wait (see
-    the module doc)."""
+    vault to record into. The idle timer takes the lock itself. The transcript line of each
+    retrieval is written at once and only its counters wait (see the module doc)."""
 
     def __init__(
         self,
@@ -74,19 +69,17 @@ class AccessRecorder:
         current: Callable[[], Vault | None],
         source: str,
         flush_delay: float = FLUSH_DELAY,
-        lines_now: bool = False,
     ) -> None:
         self.session = session
         self.source = source
         self.flush_delay = flush_delay
-        self.lines_now = lines_now
         self._lock = lock
         self._current = current
         self._pending: list[tuple[str, list[Ref], dict[str, Any]]] = []
         self._counts: Counts = {}
-        self._marked = False  # this process's marker is on disk (lines_now)
+        self._marked = False  # this process's marker is on disk
         self._since = 0.0
-        self._last = 0.0  # when the latest retrieval was (lines_now)
+        self._last = 0.0  # when the latest retrieval was
         self._timer: threading.Timer | None = None
 
     @property
@@ -94,19 +87,18 @@ class AccessRecorder:
         return len(self._pending) + len(self._counts)
 
     def defer(self, vault: Vault, query: str, hits: Sequence[Retrieved], tool: str) -> None:
-        """Queue a retrieval (the caller holds the lock); a long queue (an agent that never
-        pauses) is recorded at once, so little is pending when the process stops."""
+        """Record a retrieval's line now and its counters later (the caller holds the lock);
+        while another writer holds the vault, both later."""
         if not hits:
             return
         extra = {"tool": tool, "called": now_iso()}
-        if self.lines_now:
-            try:
-                self.retrieved(vault, query, hits, self.source, extra)
-                return
-            except LockedError:  # another writer holds the vault: line and counters later
-                pass
+        try:
+            self.retrieved(vault, query, hits, self.source, extra)
+            return
+        except LockedError:  # another writer holds the vault: line and counters later
+            pass
         self._pending.append((query, [Ref(h.id, h.path) for h in hits], extra))
-        self._queued(vault, len(self._pending) >= MAX_PENDING)
+        self._queued()
 
     def retrieved(
         self,
@@ -116,8 +108,8 @@ class AccessRecorder:
         source: str,
         extra: dict[str, Any],
     ) -> None:
-        """`lines_now`: the retrieval's line in the transcript now, its counters later (the
-        caller holds the lock)."""
+        """The retrieval's line in the transcript now, its counters later (the caller holds
+        the lock)."""
         stamp, self._last = access_stamp(), time.monotonic()
         if not self._marked:
             self._mark(vault)
@@ -128,7 +120,7 @@ class AccessRecorder:
         record_retrieval(vault, self.session, query, hits, source, extra, counters=False)
         for hit in hits:
             self._counts[hit.path] = (self._counts.get(hit.path, (0, ""))[0] + 1, stamp)
-        self._queued(vault, False)
+        self._queued()
 
     def _mark(self, vault: Vault) -> None:
         """Write the marker: the counters of the lines from here on wait in this process.
@@ -147,18 +139,14 @@ class AccessRecorder:
             return
         self._marked = True
 
-    def _queued(self, vault: Vault, now: bool) -> None:
-        """Something was queued: record at once when `now` or when the oldest has waited
-        long enough, else after a quiet moment. (`lines_now`: never in the caller's call, a
-        kill loses nothing; the timer writes them at the latest when the oldest has waited
-        long enough, e.g. while the model thinks or a tool runs.)"""
+    def _queued(self) -> None:
+        """Something waits: the timer records it after a quiet moment, at the latest when
+        the oldest has waited `MAX_PENDING_SECONDS` (e.g. while the model thinks or a tool
+        runs), never in the caller's call."""
         if not self._since:
             self._since = time.monotonic()
         waited = time.monotonic() - self._since
-        if not self.lines_now and (now or waited >= MAX_PENDING_SECONDS):
-            self.record(vault, wait=False)
-        else:
-            self._schedule(min(self.flush_delay, max(0.0, MAX_PENDING_SECONDS - waited)))
+        self._schedule(min(self.flush_delay, max(0.0, MAX_PENDING_SECONDS - waited)))
 
     def _schedule(self, delay: float | None = None) -> None:
         if self._timer is not None:
@@ -174,7 +162,7 @@ class AccessRecorder:
             if vault is not None:
                 self.record(vault, wait=False)
                 quiet = time.monotonic() - self._last >= self.flush_delay
-                if self.lines_now and quiet and not self.pending:
+                if quiet and not self.pending:
                     vault.index.merge()  # (what `Index.merge_later` writes left unmerged)
 
     def record(self, vault: Vault, wait: bool) -> None:
@@ -239,8 +227,7 @@ class AccessRecorder:
             if vault is not None:
                 with contextlib.suppress(VaultBrainError):
                     self.record(vault, wait=True)
-                if self.lines_now:
-                    vault.index.merge()
+                vault.index.merge()
 
 
 def recover_counters(vault: Vault) -> list[str]:

@@ -96,13 +96,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         if live and self.session is not None:
             from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
 
-            # (`vb session`, `vb mcp`: each line in the transcript at once, the counters
-            # while the agent waits: never in the caller's call)
-            lines_now = source in ("session", "mcp")
-            self.access = AccessRecorder(
-                self.session, self._lock, lambda: self._vault, source, lines_now=lines_now
-            )
-            vault.index.merge_later = lines_now  # (its small commits merge when it is quiet)
+            # (each line in the transcript at once, the counters behind the answers)
+            self.access = AccessRecorder(self.session, self._lock, lambda: self._vault, source)
+            vault.index.merge_later = True  # (its small commits merge when it is quiet)
 
     @classmethod
     def open(
@@ -144,8 +140,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._lock:
             self._reload_if_policy_changed()
             access = self.access
-            written = pending == "lines" and access is not None and access.lines_now
-            if access is not None and pending != "skip" and not written:
+            if access is not None and pending not in ("skip", "lines"):
                 access.record(self._vault, wait=pending != "try")
             self._reconcile(self._vault)
             yield self._vault

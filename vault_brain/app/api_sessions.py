@@ -55,10 +55,10 @@ class SessionsAndTasks(ApiPart):
             return loop.build_context(vault, session, self._later(session)).result()
 
     def _later(self, session: str) -> loop.RecordLater | None:
-        """How this session's retrievals are recorded when their counters wait
-        (`AccessRecorder.lines_now`), else None (recorded whole, at once)."""
+        """How this session's retrievals are recorded, their counters waiting
+        (`AccessRecorder.retrieved`), else None (another session's: recorded whole, at once)."""
         access = self.access
-        if access is None or not access.lines_now or session != self.session:
+        if access is None or session != self.session:
             return None
         return access.retrieved
 
