@@ -35,5 +35,9 @@ def test_without_a_call_it_starts_after_the_delay(monkeypatch: pytest.MonkeyPatc
     assert done.wait(5)
 
 
-def test_nothing_to_start_is_nothing() -> None:
-    server._Later(None).start()  # (no error, no thread)
+def test_nothing_to_start_is_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    monkeypatch.setattr(server.threading, "Timer", lambda *a, **k: made.append("timer"))
+    monkeypatch.setattr(server.threading, "Thread", lambda *a, **k: made.append("thread"))
+    server._Later(None).start()
+    assert made == []  # no timer, no thread

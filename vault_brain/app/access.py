@@ -239,8 +239,7 @@ def recover_counters(vault: Vault) -> list[str]:
     recovered = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
-            marker = json.loads(path.read_bytes())
-            session, offset, pid = marker["session"], int(marker["offset"]), int(marker["pid"])
+            session, offset, pid = _read_marker(path)
             if vault.paths.access_marker(session) != path:
                 raise ValueError("a marker named for another session")
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -287,10 +286,17 @@ def _deferred(vault: Vault, session: str, offset: int) -> Counts:
     return counts
 
 
+def _read_marker(path: Path) -> tuple[str, int, int]:
+    """A marker's session, transcript offset and process (OSError, ValueError, KeyError or
+    TypeError when it cannot be read)."""
+    marker = json.loads(path.read_bytes())
+    return str(marker["session"]), int(marker["offset"]), int(marker["pid"])
+
+
 def _marker_pid(path: Path) -> int | None:
     """The process a marker names, or None (no marker, or one that cannot be read)."""
     try:
-        return int(json.loads(path.read_bytes())["pid"])
+        return _read_marker(path)[2]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

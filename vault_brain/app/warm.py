@@ -39,13 +39,7 @@ def _filters(raw: Any) -> Filters:
     text = {k: raw.get(k) for k in ("type", "category", "tag", "scope")}
     if not all(v is None or isinstance(v, str) for v in text.values()):
         raise BadRequest("filters hold strings")
-    return Filters(  # as `vb search` builds them from its options
-        text["type"],
-        text["category"],
-        text["tag"],
-        bool(raw.get("include_archive")),
-        scopes=(text["scope"],) if text["scope"] else (),
-    ).normalized()
+    return Filters.of_search({**text, "include_archive": raw.get("include_archive")})
 
 
 class WarmServer:

@@ -209,3 +209,16 @@ class Filters:
             problems_only=self.problems_only,
             scopes=_scopes(self.scopes),
         )
+
+    @classmethod
+    def of_search(cls, options: dict[str, Any]) -> Filters:
+        """`vb search`'s filter options (type, category, tag, include_archive, scope: as the
+        command line gives them, in-process or to the warm server), checked and normalized."""
+        scope = options["scope"]
+        return cls(
+            options["type"],
+            options["category"],
+            options["tag"],
+            bool(options["include_archive"]),
+            scopes=(scope,) if scope else (),
+        ).normalized()

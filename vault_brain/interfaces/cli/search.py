@@ -124,12 +124,12 @@ def search(
         from vault_brain.app.api_knowledge import check_sources
 
         check_sources(search_in)
-    scopes = (scope,) if scope else ()
-    filters = Filters(type_, category, tag, include_archive, scopes=scopes).normalized()
+    raw = warm.filter_options(type_, category, tag, include_archive, scope)
+    filters = Filters.of_search(raw)
     st = state()
     if query is not None and session is None:
-        raw = warm.filter_options(type_, category, tag, include_archive, scope)
-        doc = warm.ask(st.vault, st.env, query, k, raw, search_in)  # before the index
+        request = warm.Request(st.vault, query, k, raw, search_in)
+        doc = warm.ask(request, st.env)  # before the index
         if doc is not None:
             warm.render(doc, as_json)
             return

@@ -15,12 +15,23 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from vault_brain.interfaces.cli.output import table
 from vault_brain.storage import warm
 from vault_brain.storage.env import Environment
 from vault_brain.storage.vault_root import locate, warm_socket
+
+
+class Request(NamedTuple):
+    """One plain search, as given: `filters` as `filter_options` gives them."""
+
+    vault: str | None
+    query: str
+    k: int
+    filters: dict[str, Any]
+    sources: str | None
+
 
 _VALUES = {
     "-k": "k",
@@ -80,26 +91,17 @@ def fast_search(args: list[str]) -> int | None:
         bool(opts.get("include_archive")),
         opts.get("scope"),
     )
+    request = Request(opts["vault"], opts["query"], k, filters, opts.get("in"))
     env = Environment.from_os()
-    as_json = bool(opts.get("json"))
-    doc = ask(opts["vault"], env, opts["query"], k, filters, opts.get("in"))
-    if doc is None:
-        doc = _in_process(opts["vault"], env, opts["query"], k, filters, opts.get("in"))
+    doc = ask(request, env) or _in_process(request, env)
     if doc is None:
         return None
     with contextlib.suppress(BrokenPipeError):  # (the reader left: as the command does)
-        render(doc, as_json)
+        render(doc, bool(opts.get("json")))
     return 0
 
 
-def _in_process(
-    vault: str | None,
-    env: Environment,
-    query: str,
-    k: int,
-    filters: dict[str, Any],
-    sources: str | None,
-) -> dict[str, Any] | None:
+def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
     """The command's in-process search (`vb search` in `cli/search.py`), or None on any
     error: the command then runs and reports it in its own words."""
     try:
@@ -107,19 +109,13 @@ def _in_process(
         from vault_brain.app.results import envelope
         from vault_brain.domain.notes import Filters
 
-        scopes = (filters["scope"],) if filters["scope"] else ()
-        wanted = Filters(
-            filters["type"],
-            filters["category"],
-            filters["tag"],
-            filters["include_archive"],
-            scopes=scopes,
-        ).normalized()
-        if sources is not None:
+        wanted = Filters.of_search(request.filters)
+        if request.sources is not None:
             from vault_brain.app.api_knowledge import check_sources
 
-            check_sources(sources)
-        return envelope(MemoryAPI.open(vault, env).search(query, k, wanted, sources))
+            check_sources(request.sources)
+        api = MemoryAPI.open(request.vault, env)
+        return envelope(api.search(request.query, request.k, wanted, request.sources))
     except Exception:
         return None
 
@@ -142,19 +138,14 @@ def filter_options(
     }
 
 
-def ask(
-    vault: str | None,
-    env: Environment,
-    query: str,
-    k: int,
-    filters: dict[str, Any],
-    sources: str | None,
-) -> dict[str, Any] | None:
+def ask(request: Request, env: Environment) -> dict[str, Any] | None:
     """The warm server's `--json` document for this search, or None (search in-process)."""
-    root = locate(vault, env.vault)
+    root = locate(request.vault, env.vault)
     if root is None:
         return None  # (the in-process path says what is wrong)
-    return warm.search(warm_socket(root, env.cache_home), str(root), query, k, filters, sources)
+    socket = warm_socket(root, env.cache_home)
+    query, k, filters, sources = request.query, request.k, request.filters, request.sources
+    return warm.search(socket, str(root), query, k, filters, sources)
 
 
 def render(doc: dict[str, Any], as_json: bool) -> None:
