@@ -39,5 +39,8 @@ def test_every_kill_and_full_disk_leaves_the_vault_whole(case: str) -> None:
     assert outcomes, "no write point was tried"
     failures = [(o.fault, o.point, o.syscall, o.problems) for o in outcomes if o.problems]
     assert failures == []
+    kills = [o for o in outcomes if o.fault == "kill"]
+    missed = [o.point for o in kills if not o.reached]  # a run with fewer writes than the probe
+    assert len(missed) <= max(1, len(kills) // 20), f"kills that never landed: {missed}"
     results = {o.result for o in outcomes}
     assert "done" in results  # the fault landed late enough for the change to be finished
