@@ -51,7 +51,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "policy",
     ),
     "Sessions": ("session", "loop", "flush", "compact", "sessions", "tasks"),
-    "Integrations": ("mcp", "serve", "hooks", "hook"),
+    "Integrations": ("mcp", "serve", "token", "hooks", "hook"),
 }
 
 
@@ -167,6 +167,7 @@ COMMAND_MODULES = {
     "tasks": "tasks",
     "policy": "policy",
     "session": "session",
+    "token": "tokens",
     **dict.fromkeys(("mcp", "serve", "hooks", "hook"), "integrations"),
 }
 _ROOT_VALUE_OPTIONS = ("--vault", "-V")
