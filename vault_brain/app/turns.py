@@ -4,8 +4,10 @@ Two threads, each with its own `ProxyAPI` (its own lock and index handles), so t
 model call in a capture never holds up the recording of a turn:
 
 - the recorder writes each turn (user, retrieval, assistant records, one transaction) in
-  the order the responses finished, and answers feedback in the same queue, so feedback
-  always sees the turns that came before it. The access counters of the memories a turn
+  the order the responses finished. Feedback is not queued behind it: it waits for the
+  turns of its own conversation queued before it (so it sees them), then is answered on
+  the request's thread; the turns of other conversations never hold it up. The access
+  counters of the memories a turn
   injected are added up in memory and written to the notes in one batch `ACCESS_EVERY`
   seconds after the first of them (and before feedback, and when closing): one write per
   note and one index update for many turns, instead of a write to five notes and a new
@@ -20,7 +22,9 @@ model call in a capture never holds up the recording of a turn:
 
 Both give way to requests: a job waits (up to `YIELD_AT_MOST` seconds) while a request is
 being answered (`answering`), so that the work after one response does not compete with
-the next request's retrieval for the interpreter.
+the next request's retrieval for the interpreter. A request counts as answered from when
+its body has been read (the server calls `answering` only then): a client that stalls its
+body holds up nothing.
 
 Closing records every turn still queued and writes the access counters, then captures
 every conversation still waiting, for up to `CLOSE_BUDGET` seconds; what is left is in the
@@ -34,13 +38,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from vault_brain.app.capture_process import CaptureProcess, capture
 from vault_brain.app.proxy import ProxyAPI, Turn, TurnResult
 from vault_brain.domain.clock import access_stamp
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import LockedError, VaultBrainError
 
 if TYPE_CHECKING:
     from vault_brain.app.credit import FeedbackResult
@@ -76,10 +80,12 @@ class TurnWriter:
         self._busy = False
         self._outstanding = 0  # turns queued or being recorded
         self._answering = 0  # requests being answered now
+        self._last: dict[str, Future[TurnResult | None]] = {}  # session -> latest turn queued
         # path -> (retrievals not yet counted in the note, when the last one was);
-        # touched by the recorder's thread only (and by `close`, once it has stopped)
+        # changed under `_access_lock` (the recorder's thread, feedback, `close`)
         self._accessed: dict[str, tuple[int, str]] = {}
         self._access_timer: threading.Timer | None = None
+        self._access_lock = threading.Lock()
         self._thread = threading.Thread(target=self._capture_loop, name="vb-serve-capture")
         self._thread.daemon = True
         self._thread.start()
@@ -95,11 +101,29 @@ class TurnWriter:
         captured once it has been quiet for a while."""
         if not held:
             self.hold()
-        return self._records.submit(self._record, turn)
+        future = self._records.submit(self._record, turn)
+        with self._wake:
+            self._last[turn.session] = future
+        future.add_done_callback(lambda done: self._recorded(turn.session, done))
+        return future
+
+    def _recorded(self, session: str, future: Future[TurnResult | None]) -> None:
+        with self._wake:
+            if self._last.get(session) is future:
+                del self._last[session]
 
     def feedback(self, session: str, signal: str, timeout: float = 60.0) -> FeedbackResult:
-        """Feedback for a conversation, after every turn queued before it is recorded."""
-        return self._records.submit(self._feedback, session, signal).result(timeout)
+        """Feedback for a conversation, once every turn of it queued before is recorded
+        (the caller's thread; other conversations' turns do not delay it)."""
+        with self._wake:
+            last = self._last.get(session)
+        if last is not None and wait([last], timeout).not_done:
+            raise LockedError(
+                f"the earlier turns of {session} are still being written",
+                hint="try again in a moment",
+            )
+        self._write_access(give_way=False)  # the notes as feedback finds them: counted
+        return self._recorder.feedback(signal, session)
 
     def announce_writes(
         self,
@@ -197,25 +221,29 @@ class TurnWriter:
     def _count_access(self, rels: list[str]) -> None:
         """Add a turn's retrievals to the counters to write (recorder's thread)."""
         stamp = access_stamp()
-        for rel in rels:
-            self._accessed[rel] = (self._accessed.get(rel, (0, ""))[0] + 1, stamp)
-        if self._access_timer is None:
-            self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
-            self._access_timer.daemon = True
-            self._access_timer.start()
+        with self._access_lock:
+            for rel in rels:
+                self._accessed[rel] = (self._accessed.get(rel, (0, ""))[0] + 1, stamp)
+            if self._access_timer is None:
+                self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
+                self._access_timer.daemon = True
+                self._access_timer.start()
 
     def _access_due(self) -> None:
         with contextlib.suppress(RuntimeError):  # (closing: `close` writes them)
             self._records.submit(self._write_access)
 
-    def _write_access(self) -> None:
-        """Write the access counters added up so far (recorder's thread, or `close`)."""
-        self._access_timer = None
-        accessed, self._accessed = self._accessed, {}
+    def _write_access(self, give_way: bool = True) -> None:
+        """Write the access counters added up so far (recorder's thread, feedback's, or
+        `close`)."""
+        with self._access_lock:
+            self._access_timer = None
+            accessed, self._accessed = self._accessed, {}
         if not accessed:
             return
         try:
-            self._give_way()
+            if give_way:
+                self._give_way()
             if isinstance(self._capturer, CaptureProcess):  # (its index commit, off our lock)
                 self._capturer.record_access(accessed)
             else:
@@ -223,19 +251,16 @@ class TurnWriter:
         except (VaultBrainError, OSError, ValueError) as exc:  # e.g. the vault locked: later
             why = exc.one_line() if isinstance(exc, VaultBrainError) else f"its process: {exc}"
             log.warning("access counters not written yet (%s)", why)
-            for rel, (times, stamp) in accessed.items():
-                later = self._accessed.get(rel, (0, stamp))
-                self._accessed[rel] = (times + later[0], later[1])
-            if self._access_timer is None and not self._closing:
-                self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
-                self._access_timer.daemon = True
-                self._access_timer.start()
+            with self._access_lock:
+                for rel, (times, stamp) in accessed.items():
+                    later = self._accessed.get(rel, (0, stamp))
+                    self._accessed[rel] = (times + later[0], later[1])
+                if self._access_timer is None and not self._closing:
+                    self._access_timer = threading.Timer(ACCESS_EVERY, self._access_due)
+                    self._access_timer.daemon = True
+                    self._access_timer.start()
         except Exception:  # a bug: say so, and keep serving
             log.exception("access counters not written (internal error)")
-
-    def _feedback(self, session: str, signal: str) -> FeedbackResult:
-        self._write_access()  # the notes as feedback finds them: counted
-        return self._recorder.feedback(signal, session)
 
     def _next(self) -> str | None:
         """The next conversation to capture, waiting until one is due; None to stop."""

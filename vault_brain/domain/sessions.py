@@ -16,7 +16,11 @@ MESSAGE_TYPES = ("user", "assistant", "tool_call", "tool_result")
 
 
 def check_session_id(session_id: str) -> str:
-    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id) or ".." in session_id:
+    if (
+        not isinstance(session_id, str)
+        or not _SESSION_ID.fullmatch(session_id)  # (`$` would let "abc\n" through)
+        or ".." in session_id
+    ):
         raise VaultBrainError(
             f"invalid session id {session_id!r}",
             hint="use letters, digits, '.', '_' or '-' (at most 128 characters, no '..')",

@@ -163,6 +163,26 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            metavar="ORIGIN",
+            help="Let web pages of this origin (e.g. http://localhost:3000) use the proxy "
+            "from a browser; repeatable. Without it every request with an Origin header "
+            "(any web page) is refused, and no CORS header reaches a page.",
+            show_default=False,
+        ),
+    ] = None,
+    max_body: Annotated[
+        float,
+        typer.Option(
+            "--max-body",
+            metavar="MB",
+            help="Largest request body vb reads (Chat Completions, feedback), in MB; "
+            "larger ones get 413. Other /v1 uploads stream through up to 128 MB.",
+        ),
+    ] = 4.0,
 ) -> None:
     """Serve an OpenAI-compatible API that adds the vault's memories.
 
@@ -184,6 +204,11 @@ def serve(
     Keys: a client's own Authorization is forwarded; without one, vb's configured key
     (VB_LLM_API_KEY, api_key in [llm], else OPENAI_API_KEY). With VB_SERVE_TOKEN set,
     clients must send it as their bearer token (their API key); it is never forwarded.
+
+    Web pages are no clients: requests with an Origin header are refused (unless
+    --allow-origin), and on loopback a Host header other than the address served
+    (DNS rebinding). Bodies vb reads must be application/json, at most --max-body, whole
+    within 30 s, nested at most 100 levels.
     """
     from vault_brain.app.vault import Vault  # lazy: keeps `vb --help` light
     from vault_brain.interfaces.serve.server import serve as serve_proxy  # starlette, uvicorn
@@ -204,6 +229,8 @@ def serve(
         upstream=upstream,
         capture_idle=capture_idle,
         agent=agent,
+        allow_origins=tuple(allow_origin or ()),
+        max_body=int(max_body * 1024 * 1024),
         say=say,
     )
 

@@ -29,6 +29,7 @@ from urllib.parse import quote
 import httpx2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -41,6 +42,16 @@ from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sessions import conversation_id
+from vault_brain.interfaces.serve.boundary import (
+    BODY_TIMEOUT,
+    MAX_BODY,
+    PASSTHROUGH_MAX_BODY,
+    Boundary,
+    Refusal,
+    bounded_stream,
+    passthrough_path,
+    read_json,
+)
 from vault_brain.interfaces.serve.chat import (
     StreamReader,
     completion_reply,
@@ -53,6 +64,7 @@ from vault_brain.interfaces.serve.chat import (
 )
 from vault_brain.interfaces.serve.relay import (
     Relay,
+    bearer_token,
     error_response,
     parse_json,
     returned_headers,
@@ -79,6 +91,12 @@ class ServeConfig:
     """Seconds a conversation is quiet before it is flushed into memories."""
     capture_in: CaptureSpec | None = None
     """Capture in a process of its own that opens this (else on a thread of the server)."""
+    allow_origins: tuple[str, ...] = ()
+    """Web origins whose pages may use the proxy (`--allow-origin`); others are refused."""
+    max_body: int = MAX_BODY
+    """Bytes of a request body vb reads (Chat Completions, feedback)."""
+    body_timeout: float = BODY_TIMEOUT
+    """Seconds a body vb reads may take to arrive (each chunk, for a passthrough)."""
 
 
 class Proxy:
@@ -156,8 +174,8 @@ class Proxy:
         token = self.config.token
         if token is None:
             return None
-        given = request.headers.get("authorization", "")
-        if hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        given = bearer_token(request.headers.get("authorization"))  # (scheme in any case)
+        if given is not None and hmac.compare_digest(given.encode(), token.encode()):
             return None
         return error_response(
             401,
@@ -185,9 +203,13 @@ class Proxy:
         denied = self._denied(request)
         if denied is not None:
             return denied
+        try:  # (a slow body holds up nothing: the work behind answers waits only after it)
+            raw = await read_json(request, self.config.max_body, self.config.body_timeout)
+        except Refusal as exc:
+            return exc.response()
         answered = self.writer.answering()  # the work after earlier responses waits
         try:
-            response = await self._chat(request, answered)
+            response = await self._chat(request, raw, answered)
         except BaseException:
             answered()
             raise
@@ -195,10 +217,10 @@ class Proxy:
             answered()
         return response
 
-    async def _chat(self, request: Request, answered: Callable[[], None]) -> Response:
-        """`chat`; `answered` is called once the answer is on its way (or failed)."""
+    async def _chat(self, request: Request, raw: bytes, answered: Callable[[], None]) -> Response:
+        """`chat` for the body `raw`; `answered` is called once the answer is on its way
+        (or failed)."""
         assert self.client is not None
-        raw = await request.body()
         body = parse_json(raw)
         if not isinstance(body, dict):
             return error_response(
@@ -288,15 +310,22 @@ class Proxy:
         if denied is not None:
             return denied
         assert self.client is not None
+        try:
+            path = passthrough_path(request.scope.get("raw_path") or request.url.path.encode())
+        except Refusal as exc:
+            return exc.response()
         has_body = "content-length" in request.headers or "transfer-encoding" in request.headers
+        stream = bounded_stream(request, PASSTHROUGH_MAX_BODY, self.config.body_timeout)
         upstream_request = self.client.build_request(
             request.method,
-            self._url(request.path_params["path"], request.url.query),
+            self._url(path, request.url.query),
             headers=self._headers(request, request.headers.get("accept-encoding"), True),
-            content=request.stream() if has_body else None,
+            content=stream if has_body else None,
         )
         try:
             response = await self.client.send(upstream_request, stream=True)
+        except Refusal as exc:
+            return exc.response()
         except httpx2.HTTPError as exc:
             return unreachable(self.upstream, exc)
         return Relay(response)
@@ -305,7 +334,12 @@ class Proxy:
         denied = self._denied(request)
         if denied is not None:
             return denied
-        data = parse_json(await request.body())
+        try:
+            data = parse_json(
+                await read_json(request, self.config.max_body, self.config.body_timeout)
+            )
+        except Refusal as exc:
+            return exc.response()
         session = data.get("session") if isinstance(data, dict) else None
         signal = data.get("signal") if isinstance(data, dict) else None
         if not isinstance(session, str) or not isinstance(signal, str):
@@ -391,7 +425,10 @@ def build_app(
         Route("/{rest:path}", _not_found, methods=everything),
     ]
     app = Starlette(
-        routes=routes, lifespan=proxy.lifespan, exception_handlers={Exception: _internal}
+        routes=routes,
+        middleware=[Middleware(Boundary, allowed_origins=config.allow_origins)],
+        lifespan=proxy.lifespan,
+        exception_handlers={Exception: _internal},
     )
     app.state.proxy = proxy
     return app

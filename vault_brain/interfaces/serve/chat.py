@@ -149,7 +149,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return raw
     try:
         value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"raw": raw}
     return value if isinstance(value, dict) else {"value": value}
 
@@ -217,7 +217,7 @@ class StreamReader:
         try:
             event = json.loads(data)
             choices = event.get("choices") or []
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # (not JSON, or too deep)
             return
         for choice in choices:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:

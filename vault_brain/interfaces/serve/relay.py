@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import Any
 
 import anyio
@@ -39,6 +41,11 @@ _HOP_BY_HOP = frozenset(
 )
 _NOT_FORWARDED = _HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding"}
 _NOT_RETURNED = _HOP_BY_HOP | {"server", "date"}
+MAX_JSON_DEPTH = 100  # levels of nesting in a JSON body (Python's parser recurses)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+_USERINFO = re.compile(r"(?<=://)[^/\s]*@")
 
 
 def upstream_headers(
@@ -69,9 +76,13 @@ def upstream_headers(
 
 
 def returned_headers(upstream: httpx2.Headers, extra: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The upstream's response headers the client gets (all but connection headers), and
-    vb's own."""
-    out = [(k, v) for k, v in upstream.multi_items() if k.lower() not in _NOT_RETURNED]
+    """The upstream's response headers the client gets (all but connection headers and
+    CORS headers: vb sets those itself, for the origins it allows), and vb's own."""
+    out = [
+        (k, v)
+        for k, v in upstream.multi_items()
+        if k.lower() not in _NOT_RETURNED and not k.lower().startswith("access-control-")
+    ]
     return out + list(extra.items())
 
 
@@ -86,9 +97,25 @@ def error_response(
     return JSONResponse(error_body(code, message, hint), status_code=status, headers=headers)
 
 
+def masked(text: str) -> str:
+    """`text` with the credentials of any URL in it (`scheme://user:pass@`) masked."""
+    return _USERINFO.sub("***@", text)
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an `Authorization: Bearer TOKEN` header, the scheme in any case (RFC
+    7235); None for another scheme or no token."""
+    scheme, _, token = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
 def unreachable(url: str, exc: Exception) -> JSONResponse:
-    """502: the upstream could not be reached or broke off before answering."""
-    detail = str(exc) or type(exc).__name__
+    """502: the upstream could not be reached or broke off before answering (the URL's
+    credentials, if it has any, masked)."""
+    url = masked(url)
+    detail = masked(str(exc) or type(exc).__name__)
     if isinstance(exc, httpx2.TimeoutException):
         what = f"the upstream {url} did not answer in time ({type(exc).__name__})"
     else:
@@ -168,8 +195,17 @@ async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
+def json_depth(raw: bytes) -> int:
+    """How deep the JSON text `raw` nests (brackets outside strings), without parsing it."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
 def parse_json(raw: bytes) -> Any:
+    """The JSON value; None when `raw` is not JSON or nests over `MAX_JSON_DEPTH` levels."""
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

@@ -6,10 +6,16 @@ Refused before anything starts: no upstream to forward to; a non-loopback addres
 another file or a live server. The sockets are made here and handed to uvicorn, so a unix
 socket is created with mode 0600 (never briefly readable by others) and `--port 0` can
 say which port it got.
+
+Connections are bounded in time: a client has `HEADER_TIMEOUT` seconds from connecting (or
+from its last answer) to send a whole request head, and an idle connection closes after
+`KEEP_ALIVE` seconds (the body's own limits are `boundary`'s). The upstream's credentials,
+if its URL has any, are never printed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import ipaddress
@@ -22,6 +28,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp
@@ -32,11 +39,15 @@ from vault_brain.app.turns import CAPTURE_IDLE
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import UsageError, VaultBrainError
 from vault_brain.interfaces.serve.app import ServeConfig, build_app
+from vault_brain.interfaces.serve.boundary import MAX_BODY, check_origin
+from vault_brain.interfaces.serve.relay import masked
 from vault_brain.storage.env import Environment
 
 GRACEFUL_SECONDS = 10  # open streams get this long to finish when the server stops
 TOKEN_VARIABLE = "VB_SERVE_TOKEN"
 BACKLOG = 2048  # uvicorn's default
+HEADER_TIMEOUT = 10.0  # seconds a connection has to send a request's head
+KEEP_ALIVE = 5  # seconds an idle connection stays open after an answer
 
 
 def is_loopback(host: str) -> bool:
@@ -75,7 +86,7 @@ def resolve_config(
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise VaultBrainError(
-            f"the upstream {base!r} is not an http(s) URL",
+            f"the upstream {masked(base)!r} is not an http(s) URL",
             hint="give its base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1",
         )
     key = llm.api_key if llm is not None and llm.api_key != LOCAL_DUMMY_KEY else None
@@ -160,18 +171,72 @@ def listening(host: str, port: int, path: Path | None) -> Iterator[socket.socket
                 path.unlink()
 
 
-def run(app: ASGIApp, sock: socket.socket) -> None:
-    """Serve `app` on `sock` until SIGINT or SIGTERM (uvicorn)."""
+def head_timed_protocol(header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a deadline for each request's head: from when the
+    connection opens, or its last answer ends, a client has `header_timeout` seconds to
+    send a whole request line and headers; else the connection is closed (idle, or sending
+    its head a byte at a time)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimed(H11Protocol):
+        head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.arm()
+
+        def on_response_complete(self) -> None:
+            self.arm()  # (before: a pipelined request started by it disarms it)
+            super().on_response_complete()
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before:  # a request's head has arrived
+                self.disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm()
+            super().connection_lost(exc)
+
+        def arm(self) -> None:
+            self.disarm()
+            self.head_timer = self.loop.call_later(header_timeout, self.head_late)
+
+        def disarm(self) -> None:
+            if self.head_timer is not None:
+                self.head_timer.cancel()
+                self.head_timer = None
+
+        def head_late(self) -> None:
+            self.head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadTimed
+
+
+def uvicorn_config(app: ASGIApp, header_timeout: float = HEADER_TIMEOUT) -> Any:
+    """uvicorn's configuration for `vb serve` (a `uvicorn.Config`)."""
     import uvicorn  # lazy: only `vb serve` pays for it
 
-    config = uvicorn.Config(
+    return uvicorn.Config(
         app,
+        http=head_timed_protocol(header_timeout),
         log_level="warning",
         access_log=False,  # a request line can carry a key in its query; nothing is logged
         server_header=False,
         lifespan="on",
+        timeout_keep_alive=KEEP_ALIVE,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+
+
+def run(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve `app` on `sock` until SIGINT or SIGTERM (uvicorn)."""
+    import uvicorn  # lazy: only `vb serve` pays for it
+
+    config = uvicorn_config(app)
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)  # unwinds through `finally`: the socket file goes
@@ -193,16 +258,23 @@ def serve(
     upstream: str | None,
     capture_idle: float = CAPTURE_IDLE,
     agent: str | None = None,
+    allow_origins: tuple[str, ...] = (),
+    max_body: int = MAX_BODY,
     say: Callable[[str], None],
 ) -> None:
     """`vb serve`: check, bind, build the app on the vault, serve until stopped (as the
-    agent `agent` defines, when given)."""
+    agent `agent` defines, when given; web pages of `allow_origins` admitted)."""
     token = env.get(TOKEN_VARIABLE)
     if unix_path is None:
         check_binding(host, token)
+    origins = tuple(check_origin(origin) for origin in allow_origins)
+    if max_body < 1:
+        raise UsageError("--max-body must be more than 0", hint="the default is 4 (MB)")
     config = resolve_config(env, upstream, capture_idle)
     spec = CaptureSpec(str(vault_root), dict(env.values), agent)
-    config = dataclasses.replace(config, capture_in=spec)  # captures in a process of their own
+    config = dataclasses.replace(  # captures in a process of their own
+        config, capture_in=spec, allow_origins=origins, max_body=max_body
+    )
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vb serve: %(message)s")
 
     def open_api() -> ProxyAPI:
@@ -216,7 +288,8 @@ def serve(
     with listening(host, port, unix_path) as sock:
         where = address_of(sock)
         ready = (
-            f"vb serve: listening on {where} (upstream {config.upstream}, vault {vault_root}"
-            f"{', token required' if token else ''}); Ctrl-C to stop"
+            f"vb serve: listening on {where} (upstream {masked(config.upstream)}, vault "
+            f"{vault_root}{', token required' if token else ''}"
+            f"{', pages of ' + ' '.join(origins) + ' allowed' if origins else ''}); Ctrl-C to stop"
         )
         run(build_app(open_api, config, on_ready=lambda: say(ready)), sock)
