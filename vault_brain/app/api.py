@@ -272,7 +272,10 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                 where="add",
                 allow_secret=allow_secret,
             )
-            note = notes.add(vault, type_, name, content, category, tags, pinned, scope or GLOBAL)
+            note = notes.add(
+                vault, type_, name, content, category, tags, pinned, scope or GLOBAL,
+                private=allow_secret,  # (`private: true`: never in the session sandbox's /vault)
+            )  # fmt: skip
         return NoteResult(NoteView.of(note), warnings)
 
     def show(self, ref: str) -> NoteResult:
@@ -313,7 +316,8 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                 warnings = admit(
                     vault, content, source=self.source, where="update", allow_secret=allow_secret
                 )
-            note = notes.update(vault, rel, content, tags, pinned, append)
+            private = allow_secret and content is not None
+            note = notes.update(vault, rel, content, tags, pinned, append, private=private)
         return NoteResult(NoteView.of(note), warnings)
 
     def archive(self, ref: str, reason: str) -> MoveResult:

@@ -138,7 +138,10 @@ def add(
     tags: list[str] | None = None,
     pinned: bool = False,
     scope: str = GLOBAL,
+    *,
+    private: bool = False,
 ) -> Note:
+    """A new note; `private` (stored with --allow-secret) marks it `private: true`."""
     type_ = check_new(type_, name, content, category)
     cat = slugify(category or "general")
     now = now_iso()
@@ -159,6 +162,8 @@ def add(
             meta["pinned"] = True
         if scope != GLOBAL:
             meta["scope"] = scope
+        if private:
+            meta["private"] = True
         tx.create(vault.paths.note(rel), new_note_bytes(meta, content))
     vault.refresh([rel])
     return load_note(vault.paths.root, rel)
@@ -192,7 +197,11 @@ def update(
     tags: list[str] | None = None,
     pinned: bool | None = None,
     append: bool = False,
+    *,
+    private: bool = False,
 ) -> Note:
+    """`private` (new content stored with --allow-secret) marks the note `private: true`;
+    a note once private stays so (a person removes the key by hand)."""
     if content is None and tags is None and pinned is None:
         raise VaultBrainError("nothing to update", hint="pass --content, --tag or --pin/--unpin")
     if content is not None and not content.strip():
@@ -203,6 +212,8 @@ def update(
         changes["tags"] = clean_tags(tags)
     if pinned is not None:
         changes["pinned"] = pinned
+    if private:
+        changes["private"] = True
 
     def change(raw: bytes) -> bytes:
         new = edit_front_matter(raw, changes, where=rel)

@@ -184,6 +184,7 @@ class SessionRunner:
         """One turn through the loop stages, tool rounds included."""
         started = time.perf_counter()
         turn = Turn()
+        self.sandbox.refresh_view()  # /vault as the vault is now (a failure: no turn)
         self.api.intake(self.session, text)
         self.turns += 1
         for _ in range(MAX_STEPS):
@@ -316,8 +317,10 @@ def recover(api: MemoryAPI, client: Any, vault: Path, say: Say) -> list[str]:
     for container_id, session in leftovers(client, vault):
         remove_container(client, container_id)
         from vault_brain.app.session_host import remove_leftover_folders  # lazy
+        from vault_brain.storage.sandbox_view import remove_leftovers
 
         remove_leftover_folders(session)  # (an OpenCode session's sockets and logs)
+        remove_leftovers(session)  # (its view of the vault)
         try:
             api.flush(session)
         except VaultBrainError as exc:

@@ -115,6 +115,7 @@ class OpenCodeRunner(SessionRunner):
     def turn(self, text: str) -> Turn:
         started = time.perf_counter()
         turn = Turn()
+        self.sandbox.refresh_view()  # /vault as the vault is now (a failure: no turn)
         self.turns += 1
         if not self.services.serve_alive():
             self.warn("vb: vb serve (the model provider) had stopped: starting it again")

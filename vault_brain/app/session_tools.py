@@ -113,6 +113,7 @@ SPECS = [
     _fn("list_files", "List a folder of the workspace.", {"path": _STR}, []),
 ]
 WORKSPACE_TOOLS = frozenset({"run_command", "read_file", "write_file", "list_files"})
+WRITING_TOOLS = frozenset({"memory_store", "memory_update"})
 
 
 @dataclass
@@ -128,6 +129,7 @@ def _json(result: Any) -> str:
 class Tools:
     def __init__(self, api: MemoryAPI, sandbox: Sandbox) -> None:
         self.api, self.sandbox = api, sandbox
+        self.stale_view = False  # a memory tool wrote a note since /vault was refreshed
         self._memory: dict[str, Callable[[dict[str, Any]], str]] = {
             "memory_search": lambda a: _json(
                 self.api.search(str(a["query"]), int(a.get("limit") or 5), Filters())
@@ -147,8 +149,13 @@ class Tools:
 
         try:
             if name in self._memory:
-                return Outcome(_clip(self._memory[name](arguments)), True)
+                text = self._memory[name](arguments)
+                self.stale_view |= name in WRITING_TOOLS
+                return Outcome(_clip(text), True)
             if name in WORKSPACE_TOOLS:
+                if self.stale_view:  # the note just stored is in /vault for this command
+                    self.sandbox.refresh_view()
+                    self.stale_view = False
                 return self._workspace(name, arguments)
             return Outcome(f"error: no tool named {name!r}", False)
         except WorkspaceError as exc:  # the agent's mistake (no such file, outside /workspace)

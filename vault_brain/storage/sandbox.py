@@ -3,12 +3,14 @@ it through `docker exec`.
 
 The container sleeps (`sleep infinity` under docker-init, which reaps what the tools leave) with
 no network, every capability dropped, no-new-privileges, a read-only root and a small tmpfs at
-/tmp, pids and memory limits, the workspace bind-mounted read-write at /workspace and the vault
-read-only at /vault. Its environment is HOME=/tmp and what the image sets: nothing of the host's,
-so no key, token or VB_* variable. It runs as the host user's uid:gid, so the files it writes in
-the workspace are that user's; when vb runs as root it never runs the container as root: it uses
-the workspace owner's uid:gid, or 1000:1000 (`agent`) for a workspace root owns (see
-`container_user`).
+/tmp, pids and memory limits, the workspace bind-mounted read-write at /workspace and, read-only
+at /vault, not the vault but the session's view of it (`sandbox_view`: copies of the notes it
+may read and MEMORY.md; never transcripts, git, vb's state, logs or private notes), which
+`refresh_view()` brings up to date before each turn. Its environment is HOME=/tmp and what the
+image sets: nothing of the host's, so no key, token or VB_* variable. It runs as the host
+user's uid:gid, so the files it writes in the workspace are that user's; when vb runs as root
+it never runs the container as root: it uses the workspace owner's uid:gid, or 1000:1000
+(`agent`) for a workspace root owns (mounts and user: `sandbox_mounts`).
 
 Every command runs under coreutils `timeout` inside the container (TERM to its whole process
 group at the deadline, KILL 2 s later) and vb reads its output with a deadline of its own, so
@@ -20,7 +22,6 @@ both are re-exported here.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import socket
@@ -48,9 +49,17 @@ from vault_brain.storage.sandbox_exec import (
     container_pid,
     hang_up,
 )
+from vault_brain.storage.sandbox_mounts import (
+    WORKSPACE,
+    check_folders,
+    container_user,
+    prepare_workspace,
+    session_mounts,
+)
 
 if TYPE_CHECKING:
     from vault_brain.storage.sandbox_stream import Streamed
+    from vault_brain.storage.sandbox_view import Refreshed, VaultView
 
 __all__ = [
     "EngineGone",
@@ -66,9 +75,6 @@ __all__ = [
     "remove_container",
 ]
 
-WORKSPACE = "/workspace"
-VAULT = "/vault"
-AGENT_USER = (1000, 1000)
 TMPFS = "rw,nosuid,nodev,size=128m,mode=1777"
 OUTPUT_CAP = 64 * 1024
 TRUNCATED = "[... truncated]"
@@ -92,30 +98,19 @@ class ExecResult:
     timed_out: bool
 
 
-def container_user(
-    workspace: Path, host_uid: int | None = None, host_gid: int | None = None
-) -> str:
-    """The uid:gid the container runs as: the host user's (files in the workspace are theirs);
-    under root, the workspace owner's, or 1000:1000 for a workspace root owns: never root."""
-    uid = os.getuid() if host_uid is None else host_uid
-    gid = os.getgid() if host_gid is None else host_gid
-    if uid != 0:
-        return f"{uid}:{gid}"
-    info = workspace.stat()
-    if info.st_uid != 0:
-        return f"{info.st_uid}:{info.st_gid}"
-    return "{}:{}".format(*AGENT_USER)
-
-
 class Sandbox:
     """One session's running container; `Sandbox.start(...)` makes it, `remove()` ends it."""
 
-    def __init__(self, client: Any, container_id: str, *, name: str, session: str, user: str):
+    def __init__(
+        self, client: Any, container_id: str, *, name: str, session: str, user: str,
+        view: VaultView | None = None,
+    ) -> None:  # fmt: skip
         self.client = client
         self.id = container_id
         self.name = name
         self.session = session
         self.user = user
+        self.view = view
 
     # ------------------------------------------------------------------ life cycle
     @classmethod
@@ -134,32 +129,46 @@ class Sandbox:
         environment: dict[str, str] | None = None,
         read_only: dict[str, Path] | None = None,
     ) -> Sandbox:
-        """A detached, hardened container `vb-session-<session>` of `image` (see the module).
-        With `policy_rw`, the vault's policy/ (created if absent) is mounted read-write at
-        /vault/policy over the read-only vault: the agent may edit the lifecycle rules.
+        """A detached, hardened container `vb-session-<session>` of `image` (see the module),
+        the session's view of `vault` at /vault. With `policy_rw`, the vault's policy/
+        (created if absent) is mounted read-write at /vault/policy over the read-only view:
+        the agent may edit the lifecycle rules.
         `command` runs instead of `sleep infinity`, `environment` is added to HOME=/tmp, and
         the host folders in `read_only` are bind-mounted read-only (container path: folder)."""
-        from docker.errors import APIError, ImageNotFound
         from docker.types import Mount
+
+        from vault_brain.storage.sandbox_view import VaultView
 
         if not _NAME.match(session):
             raise SandboxError(
                 f"invalid session id {session!r} for a container name",
                 hint="use letters, digits, '.', '_' or '-'",
             )
-        workspace, vault = _folders(workspace, vault)
+        workspace, vault = check_folders(workspace, vault)
         user = prepare_workspace(workspace)
         name = f"vb-session-{session}"
-        mounts = [
-            Mount(WORKSPACE, str(workspace), type="bind", read_only=False),
-            Mount(VAULT, str(vault), type="bind", read_only=True),
-        ]
-        mounts += [
-            Mount(at, str(src), type="bind", read_only=True)
-            for at, src in (read_only or {}).items()
-        ]
-        if policy_rw:
-            mounts.append(_policy_mount(vault, user))
+        view = VaultView.create(vault, session, mount_points=["policy"] if policy_rw else [])
+        try:
+            mounts = session_mounts(workspace, view, user, policy_rw, read_only or {})
+            return cls._create(
+                client, image, name=name, session=session, user=user, view=view,
+                command=command, environment=environment, memory=memory, pids=pids,
+                mounts=[
+                    Mount(at, src, type="bind", read_only=ro) for at, src, ro in mounts
+                ],
+            )  # fmt: skip
+        except BaseException:
+            view.remove()
+            raise
+
+    @classmethod
+    def _create(
+        cls, client: Any, image: str, *, name: str, session: str, user: str, view: VaultView,
+        command: list[str] | None, environment: dict[str, str] | None, memory: str, pids: int,
+        mounts: list[Any],
+    ) -> Sandbox:  # fmt: skip
+        from docker.errors import APIError, ImageNotFound
+
         with docker_errors(f"starting the sandbox container {name}", client=client):
             try:
                 container = client.containers.create(
@@ -170,7 +179,7 @@ class Sandbox:
                     user=user,
                     working_dir=WORKSPACE,
                     environment={**(environment or {}), "HOME": "/tmp"},
-                    labels={LABEL_VAULT: str(vault), LABEL_SESSION: session},
+                    labels={LABEL_VAULT: str(view.vault), LABEL_SESSION: session},
                     network_mode="none",
                     cap_drop=["ALL"],
                     security_opt=["no-new-privileges"],
@@ -198,7 +207,7 @@ class Sandbox:
             except BaseException:
                 remove_container(client, container.id)
                 raise
-        return cls(client, container.id, name=name, session=session, user=user)
+        return cls(client, container.id, name=name, session=session, user=user, view=view)
 
     def alive(self) -> bool:
         try:
@@ -210,9 +219,27 @@ class Sandbox:
         """`SandboxError` saying so if the container stopped or is gone."""
         self._raise_if_broken("the sandbox container")
 
+    def refresh_view(self) -> Refreshed | None:
+        """The view at /vault brought up to date with the vault (before each turn). A view
+        that could not be made right is a `WorkspaceError`: what asked for it does not run
+        (the session goes on)."""
+        if self.view is None:
+            return None
+        try:
+            return self.view.refresh()
+        except OSError as exc:
+            raise WorkspaceError(
+                f"could not update the sandbox's view of the vault (/vault): {one_line(exc, 120)}",
+                hint=f"check the free space and permissions of {self.view.home.parent}",
+            ) from None
+
     def remove(self) -> None:
-        """Stop and delete the container; a container already gone is fine."""
-        remove_container(self.client, self.id)
+        """Stop and delete the container (one already gone is fine), then its view."""
+        try:
+            remove_container(self.client, self.id)
+        finally:
+            if self.view is not None:
+                self.view.remove()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -409,53 +436,6 @@ def _container_errors(sandbox: Sandbox, action: str) -> Iterator[None]:
             if exc.status_code in (404, 409):
                 sandbox._raise_if_broken(action)
             raise
-
-
-def _folders(workspace: Path, vault: Path) -> tuple[Path, Path]:
-    workspace, vault = workspace.resolve(), vault.resolve()
-    for label, folder in (("workspace", workspace), ("vault", vault)):
-        if not folder.is_dir():
-            raise SandboxError(f"the {label} {folder} is not a folder", hint="create it first")
-    if workspace == vault or vault.is_relative_to(workspace) or workspace.is_relative_to(vault):
-        raise SandboxError(
-            f"the workspace {workspace} and the vault {vault} overlap",
-            hint="the vault is mounted read-only: give the session a workspace outside it",
-        )
-    return workspace, vault
-
-
-def _policy_mount(vault: Path, user: str) -> Any:
-    """The vault's policy/ read-write at /vault/policy; a folder vb creates (or one root owns,
-    when vb runs as root) is given to the container's user, who must be able to write it."""
-    from docker.types import Mount
-
-    folder = vault / "policy"
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise SandboxError(
-            f"{folder} is not a folder", hint="make policy/ a plain folder of the vault"
-        )
-    folder.mkdir(exist_ok=True)
-    if os.getuid() == 0 and folder.stat().st_uid == 0:
-        uid, gid = (int(x) for x in user.split(":"))
-        if uid != 0:
-            for path in [folder, *folder.rglob("*")]:
-                if not path.is_symlink():
-                    os.chown(path, uid, gid)
-    return Mount(f"{VAULT}/policy", str(folder), type="bind", read_only=False)
-
-
-def prepare_workspace(workspace: Path) -> str:
-    """`container_user` for `workspace`; under root, an empty root-owned workspace is given to
-    1000:1000 (agent) so the container can write in it; a non-empty one is refused."""
-    user = container_user(workspace)
-    if os.getuid() == 0 and workspace.stat().st_uid == 0:
-        if any(workspace.iterdir()):
-            raise SandboxError(
-                f"the workspace {workspace} belongs to root, and the sandbox never runs as root",
-                hint=f"give it to a user (chown -R 1000:1000 {workspace}) or use an empty folder",
-            )
-        os.chown(workspace, *AGENT_USER)
-    return user
 
 
 def leftovers(client: Any, vault: Path) -> list[tuple[str, str]]:
