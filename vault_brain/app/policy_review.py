@@ -6,7 +6,9 @@ records the hash and a copy of every file in `.vb/` (machine-local; read-only in
 sandbox, so the agent cannot approve its own change). Meanwhile the lifecycle runs the last
 approved rules (vb's defaults when none was approved) and `vb status` and `vb session` say
 so in one line. A policy that arrives by `vb sync` from another machine is unapproved here
-until approved here.
+until approved here: an approval record is signed with this machine's key (kept outside the
+vault, see `storage.machine_key`), so a record copied from elsewhere approves nothing, and
+one written before approvals were signed must be approved again.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy_rules import NO_RULES, RuleSet
+from vault_brain.storage.machine_key import load_key
 from vault_brain.storage.policy_store import (
     RULES_FILE,
     Approval,
     decode_files,
+    load_approval,
     policy_hash,
-    read_approval,
     read_policy_files,
     rules_of,
     write_approval,
@@ -54,6 +57,9 @@ class PolicyDiff(Result):
     active_rules: dict[str, str] = field(default_factory=dict)
     """The rules the lifecycle runs: step -> expression, from the approved version."""
     warning: str | None = None
+    approval_problem: str | None = None
+    """Why the approval record in .vb/ approves nothing (made on another machine, forged,
+    damaged, or recorded before approvals were signed); None when there is none or it holds."""
 
 
 @result
@@ -95,9 +101,14 @@ def _unified(
     return "".join(parts)
 
 
+def _approval(vault: Vault) -> tuple[Approval | None, str | None]:
+    """The approval made on this machine, and why a record there approves nothing."""
+    return load_approval(vault.paths, load_key(vault.env.config_home))
+
+
 def approved_rules(vault: Vault) -> RuleSet:
     """The rules the lifecycle runs: the last approved version's (none: vb's defaults)."""
-    approval = read_approval(vault.paths)
+    approval, _problem = _approval(vault)
     if approval is None:
         return NO_RULES
     try:
@@ -110,20 +121,23 @@ def _rule_texts(rules: RuleSet) -> dict[str, str]:
     return {step: rule.source for step, rule in sorted(rules.rules.items())}
 
 
-def _warning(approval: Approval | None, changes: list[PolicyFileChange]) -> str | None:
+def _warning(
+    approval: Approval | None, changes: list[PolicyFileChange], problem: str | None = None
+) -> str | None:
     if not changes:
         return None
     runs = "the last approved rules" if approval is not None else "vb's default rules"
     count = f"{len(changes)} file{'s' if len(changes) != 1 else ''}"
+    why = f" (the approval record in .vb/ {problem}, so it approves nothing)" if problem else ""
     return (
-        f"policy/ has changes not approved on this machine ({count}): the lifecycle runs "
+        f"policy/ has changes not approved on this machine ({count}){why}: the lifecycle runs "
         f"{runs}; review them with `vb policy diff`, then `vb policy approve`"
     )
 
 
 def policy_diff(vault: Vault) -> PolicyDiff:
     now = read_policy_files(vault.paths)
-    approval = read_approval(vault.paths)
+    approval, problem = _approval(vault)
     approved = dict(approval.files) if approval is not None else {}
     changes = _changes(approved, now)
     return PolicyDiff(
@@ -134,7 +148,8 @@ def policy_diff(vault: Vault) -> PolicyDiff:
         files=changes,
         diff=_unified(approved, now, changes),
         active_rules=_rule_texts(approved_rules(vault)),
-        warning=_warning(approval, changes),
+        warning=_warning(approval, changes, problem),
+        approval_problem=problem,
     )
 
 
@@ -142,9 +157,9 @@ def policy_warning(vault: Vault) -> str | None:
     """One line when policy/ differs from what was approved here (None when it does not);
     never raises: a session must start whatever policy/ holds."""
     try:
-        approval = read_approval(vault.paths)
+        approval, problem = _approval(vault)
         approved = dict(approval.files) if approval is not None else {}
-        return _warning(approval, _changes(approved, read_policy_files(vault.paths)))
+        return _warning(approval, _changes(approved, read_policy_files(vault.paths)), problem)
     except (VaultBrainError, OSError) as exc:
         message = exc.message if isinstance(exc, VaultBrainError) else str(exc)
         return f"policy/ cannot be read ({message}): the lifecycle runs the last approved rules"
@@ -165,12 +180,14 @@ def approve_policy(
         )
     texts = decode_files(current)
     rules = rules_of(texts, f"policy/{RULES_FILE}")  # raises on any invalid rule
-    approval = read_approval(vault.paths)
+    approval, _problem = _approval(vault)
     approved = dict(approval.files) if approval is not None else {}
     changes = _changes(approved, current)
     if not changes and (approval is not None or not current):
         when = approval.approved_at if approval is not None else None
         return PolicyApproval(False, digest, when, [], _rule_texts(rules))
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    recorded = write_approval(vault.paths, texts, stamp)
+    key = load_key(vault.env.config_home, create=True)
+    assert key is not None
+    recorded = write_approval(vault.paths, texts, stamp, key)
     return PolicyApproval(True, recorded.hash, stamp, changes, _rule_texts(rules))

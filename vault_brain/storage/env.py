@@ -10,7 +10,8 @@ finds tiktoken's cache where tiktoken itself does). The variables vb reads:
 - `VB_SERVE_TOKEN`: the bearer token `vb serve` requires of its clients.
 - `VB_LLM_BASE_URL`, `VB_LLM_MODEL`, `VB_LLM_API_KEY`, `VB_LLM_TIMEOUT`, `VB_LLM_MAX_RETRIES`,
   `VB_CONFIG`, `XDG_CONFIG_HOME`, `HOME`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`: the LLM
-  endpoint (see `llm_config`).
+  endpoint (see `llm_config`); `XDG_CONFIG_HOME` and `HOME` also this machine's approval key
+  (`machine_key`).
 - `VB_OPENCODE_TARBALL`, `npm_config_registry`, `XDG_CACHE_HOME`: where `vb session --agent
   opencode` gets OpenCode's release (see `opencode_image`).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 
 from vault_brain.domain.errors import VaultBrainError
@@ -49,6 +51,22 @@ class Environment:
     def cache_home(self) -> str | None:
         """Where a read-only vault's cache goes ($XDG_CACHE_HOME)."""
         return self.get("XDG_CACHE_HOME")
+
+    @property
+    def config_home(self) -> Path:
+        """The user's config folder: $XDG_CONFIG_HOME, else $HOME/.config (the process's,
+        when this snapshot holds neither: an `Environment()` made by a library caller), where
+        this machine's approval key lives (`machine_key`)."""
+        source = (
+            self.values
+            if ("HOME" in self.values or "XDG_CONFIG_HOME" in self.values)
+            else os.environ
+        )
+        xdg = (source.get("XDG_CONFIG_HOME") or "").strip()
+        if xdg:
+            return Path(xdg).expanduser()
+        home = (source.get("HOME") or "").strip()
+        return (Path(home) if home else Path.home()) / ".config"
 
     @property
     def session_id(self) -> str | None:

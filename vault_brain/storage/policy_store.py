@@ -4,6 +4,11 @@ The policy is every regular file under `policy/` (hidden files, temp files and s
 not part of it: a symlink is never followed). Its hash is the SHA-256 over the sorted paths
 and contents. An approval records that hash, when, and a copy of every approved file, so the
 approved rules can run and a diff be shown without git, whatever policy/ holds meanwhile.
+
+An approval is bound to the machine that made it: the record carries an HMAC-SHA256 of its
+content keyed by this machine's secret (`machine_key`, outside every vault). A record whose
+HMAC does not verify -- copied from another machine, forged by a remote, edited by hand, or
+written by a vb before approvals were signed (version 1) -- approves nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +24,14 @@ from typing import Any
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy_rules import NO_RULES, RuleError, RuleSet, parse_rules
 from vault_brain.storage.files import atomic_write
+from vault_brain.storage.machine_key import sign, verify
 from vault_brain.storage.paths import VaultPaths
 
 RULES_FILE = "rules.yaml"
+VERSION = 2
+UNSIGNED = "was recorded before vb bound approvals to the machine that made them"
+FOREIGN = "was not made on this machine (its signature does not match this machine's key)"
+DAMAGED = "is damaged"
 MAX_FILE_BYTES = 64 * 1024
 MAX_FILES = 100
 _TEMP_SUFFIXES = (".tmp", ".vbtmp", ".swp", ".swx", ".crswap", "~", ".bak")
@@ -87,29 +97,55 @@ def decode_files(files: Mapping[str, bytes]) -> dict[str, str]:
     return out
 
 
-def read_approval(paths: VaultPaths) -> Approval | None:
-    """The last approval, or None when policy/ was never approved on this machine. A record
-    that does not match its own hash (damaged, or edited by hand) counts as none."""
+def _payload(approval: Approval) -> bytes:
+    doc = {"hash": approval.hash, "approved_at": approval.approved_at, "files": approval.files}
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+
+def load_approval(paths: VaultPaths, key: bytes | None) -> tuple[Approval | None, str | None]:
+    """The last approval made on this machine, and why a record that is there approves
+    nothing (None: no record, or it verifies). `key`: this machine's secret (None when it
+    has none yet: then no record verifies)."""
+    path = paths.policy_approval
+    if path.is_symlink() or not os.path.lexists(path):
+        return None, (DAMAGED if path.is_symlink() else None)
     try:
-        doc = json.loads(paths.policy_approval.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"))
         files = {str(k): str(v) for k, v in doc["files"].items()}
         approval = Approval(str(doc["hash"]), str(doc["approved_at"]), files)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none, or damaged
-        return None
+        mac = doc.get("mac")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, DAMAGED
     encoded = {rel: text.encode("utf-8") for rel, text in approval.files.items()}
-    return approval if policy_hash(encoded) == approval.hash else None
+    if policy_hash(encoded) != approval.hash:
+        return None, DAMAGED
+    if not isinstance(mac, str):
+        return None, UNSIGNED
+    if key is None or not verify(key, _payload(approval), mac):
+        return None, FOREIGN
+    return approval, None
 
 
-def write_approval(paths: VaultPaths, files: Mapping[str, str], when: str) -> Approval:
+def read_approval(paths: VaultPaths, key: bytes | None) -> Approval | None:
+    """The last approval made on this machine, or None (see `load_approval`)."""
+    return load_approval(paths, key)[0]
+
+
+def write_approval(paths: VaultPaths, files: Mapping[str, str], when: str, key: bytes) -> Approval:
     encoded = {rel: text.encode("utf-8") for rel, text in files.items()}
     approval = Approval(policy_hash(encoded), when, dict(sorted(files.items())))
     doc: dict[str, Any] = {
-        "version": 1,
+        "version": VERSION,
         "hash": approval.hash,
         "approved_at": when,
         "files": approval.files,
+        "mac": sign(key, _payload(approval)),
     }
-    atomic_write(paths.policy_approval, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(
+        paths.policy_approval,
+        json.dumps(doc, ensure_ascii=False, indent=1) + "\n",
+        inside=paths,
+    )
     return approval
 
 

@@ -61,6 +61,11 @@ def diff(as_json: JsonOpt = False) -> None:
             f"policy/ changed since approval ({since}): {_files(result.files)}; "
             f"policy hash {result.hash[:12]} (vb policy approve --hash {result.hash[:12]})."
         )
+        if result.approval_problem:
+            human += (
+                f"\nthe approval record in .vb/ {result.approval_problem}: it approves "
+                "nothing; review the diff and run `vb policy approve` on this machine."
+            )
     emit(result, as_json, human)
 
 
