@@ -18,7 +18,7 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.gate import redact
 from vault_brain.domain.scopes import GLOBAL
-from vault_brain.storage.files import atomic_write, vault_lock
+from vault_brain.storage.files import atomic_write, read_inside, vault_lock
 from vault_brain.storage.tokens import get_counter
 
 SECTION_ORDER = {("entity", "people"): 0, ("entity", "projects"): 1, ("entity", "preferences"): 2}
@@ -144,7 +144,7 @@ def write_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     result = build_memory_file(vault, budget)
     path = vault.paths.memory_md
     try:
-        current = path.read_text(encoding="utf-8")
+        current = read_inside(vault.paths, path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         current = None
     if current != result.text:

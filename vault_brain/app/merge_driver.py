@@ -10,10 +10,14 @@ import datetime as dt
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vault_brain.domain.sync_merge import conflict_copy_name, machine_label
 from vault_brain.storage.files import atomic_write
 from vault_brain.storage.merge_files import Merged, conflict_copy_bytes, merge_bytes
+
+if TYPE_CHECKING:
+    from vault_brain.storage.paths import VaultPaths
 
 
 def machine_name() -> str:
@@ -21,9 +25,12 @@ def machine_name() -> str:
     return machine_label(os.environ.get("VB_MACHINE") or socket.gethostname())
 
 
-def write_conflict_copy(root: Path, path: str, kind: str, merged: Merged, machine: str) -> str:
+def write_conflict_copy(
+    root: Path, path: str, kind: str, merged: Merged, machine: str, inside: VaultPaths | None = None
+) -> str:
     """Theirs beside `path` as `<stem> (conflict <machine> <date>).<ext>`; a copy with the same
-    content already there (from an interrupted merge) is reused. Returns its path."""
+    content already there (from an interrupted merge) is reused. Returns its path. With
+    `inside`, the copy is checked to stay inside that folder (no symlink leading out)."""
     assert merged.conflict is not None
     day = dt.date.today()
     data = merged.conflict
@@ -33,9 +40,12 @@ def write_conflict_copy(root: Path, path: str, kind: str, merged: Merged, machin
     while True:
         name = conflict_copy_name(path, machine, day, taken)
         target = root / name
-        if not target.exists():
-            atomic_write(target, data)
+        if not os.path.lexists(target):
+            atomic_write(target, data, inside=inside)
             return name
+        if target.is_symlink():
+            taken.append(name)
+            continue
         if target.read_bytes() == data:
             return name
         taken.append(name)

@@ -9,7 +9,7 @@ from typing import Any
 from vault_brain.app.extract import ProjectState, project_states
 from vault_brain.app.policy_review import policy_warning
 from vault_brain.app.results import Result, result
-from vault_brain.app.sync import SyncState, sync_state
+from vault_brain.app.sync import SyncState, sync_state, trust_problems
 from vault_brain.app.vault import Vault
 from vault_brain.storage.events import counts as event_counts
 from vault_brain.storage.events import last_of
@@ -71,6 +71,10 @@ class StatusReport(Result):
     policy_warning: str | None = None
     """One line when policy/ (the lifecycle rules) has changes not approved on this
     machine: the lifecycle then runs the last approved rules (see `vb policy diff`)."""
+    trust: list[str] = field(default_factory=list)
+    """What the vault's git tree holds that this machine does not trust and vb ignores or
+    refuses: a tracked .vb, symlinks out of the vault or among vb's own files,
+    .gitattributes lines that would change how vb's files merge."""
 
 
 def vault_status(vault: Vault) -> StatusReport:
@@ -124,6 +128,7 @@ def vault_status(vault: Vault) -> StatusReport:
         projects=project_states(vault),
         sync=sync_state(vault, note_paths),
         policy_warning=policy_warning(vault),
+        trust=trust_problems(vault),
     )
 
 

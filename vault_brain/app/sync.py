@@ -31,9 +31,11 @@ from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.sync_merge import count_changes, describe_changes, is_conflict_copy
 from vault_brain.storage import sync_git as g
+from vault_brain.storage import sync_guard as guard
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import commit_identity
 from vault_brain.storage.merge_files import Merged, MergeError, merge_bytes
+from vault_brain.storage.paths import VaultPaths
 
 ATTEMPTS = 5
 STATE_FILE = "sync.json"
@@ -66,6 +68,9 @@ class SyncResult(Result):
     regenerated: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     """What vb repaired before syncing (a stale .git/index.lock removed)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the remote tried that vb ignored: .gitattributes lines that would change how
+    vb's files merge (vb's rules in .git/info/attributes win)."""
 
 
 @result
@@ -162,28 +167,41 @@ class Merger:
                     merged.conflict = blobs[3]
                 self._write(path, kind or "other", merged)
             elif 3 in blobs or 2 in blobs:  # deleted on one side, changed on the other: kept
-                atomic_write(root / path, blobs.get(2, blobs.get(3, b"")))
+                atomic_write(root / path, blobs.get(2, blobs.get(3, b"")), inside=self._edge(path))
             else:
                 (root / path).unlink(missing_ok=True)
             touched.append(path)
         self.merged_files += len(touched)
         return touched
 
+    def _edge(self, path: str) -> VaultPaths:
+        """The folder a write of `path` (relative to the repository) must stay inside: the
+        vault for its files, else the repository's work tree."""
+        full = g.top(self.repo) / path
+        if full.is_relative_to(self.vault.root):
+            return self.vault.paths
+        return VaultPaths(g.top(self.repo))
+
     def _write(self, path: str, kind: str, merged: Merged) -> None:
         root = g.top(self.repo)
-        atomic_write(root / path, merged.data)
+        edge = self._edge(path)
+        atomic_write(root / path, merged.data, inside=edge)
         if merged.conflict is not None:
-            self.copies.append(write_conflict_copy(root, path, kind, merged, self.machine))
+            copy = write_conflict_copy(root, path, kind, merged, self.machine, inside=edge)
+            self.copies.append(copy)
 
     def _regenerate(self) -> list[str]:
         """MEMORY.md and the session index from the merged files, not merged themselves."""
         from vault_brain.app.memory_file import write_memory_file  # lazy
-        from vault_brain.storage.transcript import SessionIndex, recount
+        from vault_brain.storage.transcript import SessionIndex, is_transcript, recount
 
         paths = self.vault.paths
         out: list[str] = []
         if paths.sessions_index.exists() or any(paths.sessions_dir.glob("*.jsonl")):
-            infos = {p.stem: recount(p, p.stem) for p in sorted(paths.sessions_dir.glob("*.jsonl"))}
+            transcripts = [
+                p for p in sorted(paths.sessions_dir.glob("*.jsonl")) if is_transcript(p)
+            ]
+            infos = {p.stem: recount(p, p.stem) for p in transcripts}
             SessionIndex(paths).save(infos)
             out.append(_rel(self.repo, paths.sessions_index))
         if paths.memory_md.exists():
@@ -214,11 +232,36 @@ class Syncer(Merger):
         self.branch = g.branch(repo)
         super().__init__(vault, repo, say)
         self.remote = remote
+        self.warnings: list[str] = []
 
     def merge_remote(self) -> None:
         ref = g.remote_ref(self.repo, self.remote, self.branch)
-        if ref is not None:
-            self.merge(ref, f"{self.remote}/{self.branch}")
+        if ref is None or self.repo.is_ancestor(ref, "HEAD"):
+            return
+        what = f"{self.remote}/{self.branch}"
+        self.refuse_untrusted(ref, what)
+        for line in guard.overrides(self.repo, self.vault.root, ref):
+            if line not in self.warnings:
+                self.warnings.append(line)
+        self.merge(ref, what)
+
+    def refuse_untrusted(self, ref: str, what: str) -> None:
+        """Stop before merging `ref` when it brings what this machine never takes from a
+        remote (see `domain.sync_trust`); the work tree, index and HEAD stay as they are."""
+        refused = guard.refused(self.repo, self.vault.root, ref)
+        if not refused:
+            return
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        fix = (
+            "on the machine that pushed it, remove it from git (git rm --cached PATH, "
+            "commit, push), then run `vb sync` again"
+        )
+        hint = f"nothing was merged; {fix}"
+        if ref == "MERGE_HEAD":
+            hint = f"abort that merge (git merge --abort); {fix}"
+        raise g.GitError(
+            f"sync stopped before merging {what}: the remote {refused[0]}{more}", hint=hint
+        )
 
 
 def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncResult:
@@ -241,7 +284,10 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
     s = Syncer(vault, repo, remote, say)
     g.ensure_attributes(vault.root)
     g.install_drivers(repo)
+    guard.install_info_attributes(repo, vault.root)
     resumed = g.merge_in_progress(repo)
+    if resumed:  # left by a kill, or by a vb that did not check what it merged
+        s.refuse_untrusted("MERGE_HEAD", "the interrupted merge")
     try:
         if resumed:
             say("finishing an interrupted merge")
@@ -297,6 +343,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         seconds=round(time.perf_counter() - started, 3),
         regenerated=sorted(s.regenerated),
         notices=notices,
+        warnings=s.warnings,
     )
 
 
@@ -325,6 +372,35 @@ def _load_state(vault: Vault) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def trust_problems(vault: Vault) -> list[str]:
+    """For `vb status`: what the vault holds that another machine may have put there and vb
+    does not trust (a tracked .vb, symlinks out of the vault or among vb's own files,
+    .gitattributes lines that would change how vb merges), one line each; never raises."""
+    import git  # lazy
+
+    out: list[str] = []
+    vb_dir = vault.paths.vb_dir
+    if vb_dir.is_symlink():
+        out.append(f".vb is a symlink (to {os.path.realpath(vb_dir)}): vb's machine-local state")
+    try:
+        repo = g.open_repo(vault.root)
+    except g.GitError:
+        return out
+    try:
+        if not repo.head.is_valid():
+            return out
+        out += [
+            f"the commit checked out {line}"
+            for line in guard.refused(repo, vault.root, "HEAD", None)
+        ]
+        out += guard.overrides(repo, vault.root, "HEAD")
+    except (git.GitError, OSError, ValueError) as exc:
+        out.append(f"cannot inspect the vault's git tree: {g.detail(exc)}")
+    finally:
+        repo.close()
+    return out
 
 
 def sync_state(vault: Vault, note_paths: list[str]) -> SyncState | None:

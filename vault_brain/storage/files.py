@@ -13,6 +13,7 @@ import ctypes
 import errno
 import json
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -97,6 +98,43 @@ def ensure_inside(paths: VaultPaths, path: Path) -> None:
             f"refusing to write {path.name}: {shown} leads outside the vault (to {real})",
             hint="replace that symlink with a real folder inside the vault",
         )
+
+
+def read_inside(paths: VaultPaths, path: Path) -> bytes:
+    """The bytes of a vault file vb generates or trusts (STRATEGY.md, tasks.json, MEMORY.md,
+    sessions.json, ...), refusing one that is, or lies under, a symlink leading out of the
+    vault: a synced symlink must not make vb read (and sync back) a file outside it. Only a
+    regular file is read (a FIFO would hang). FileNotFoundError when it is not there."""
+    real = check_read_inside(paths, path)
+    with open(real, "rb", opener=_regular_only) as handle:
+        return handle.read()
+
+
+def check_read_inside(paths: VaultPaths, path: Path) -> str:
+    """`path`'s real path, unless it leads outside the vault (then the error of `read_inside`)."""
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(paths.root)
+    if real != real_root and not real.startswith(real_root + os.sep):
+        try:
+            shown = path.relative_to(paths.root).as_posix()
+        except ValueError:
+            shown = str(path)
+        raise VaultBrainError(
+            f"refusing to read {shown}: it leads outside the vault (to {real})",
+            hint="replace that symlink with the file itself: vb never reads through a symlink "
+            "out of the vault",
+        )
+    return real
+
+
+def _regular_only(name: str, flags: int) -> int:
+    fd = os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise VaultBrainError(
+            f"refusing to read {name}: not a regular file", hint="replace it with a file"
+        )
+    return fd
 
 
 def atomic_write(

@@ -6,12 +6,13 @@ import json
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy import DEFAULT_POLICY, Policy, build_policy
-from vault_brain.storage.files import write_cache
+from vault_brain.storage.files import check_read_inside, read_inside, write_cache
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.paths import VaultPaths
 
 
 def load_policy(paths: VaultPaths) -> Policy:
+    check_read_inside(paths, paths.strategy)  # a symlink out of the vault: refused
     try:
         st = paths.strategy.stat()
     except FileNotFoundError:
@@ -23,7 +24,7 @@ def load_policy(paths: VaultPaths) -> Policy:
             return build_policy(cached["overrides"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
-    parsed = parse_text(paths.strategy.read_bytes())
+    parsed = parse_text(read_inside(paths, paths.strategy))
     if parsed.error:
         raise VaultBrainError(
             f"STRATEGY.md: front matter is not valid YAML ({parsed.error})",

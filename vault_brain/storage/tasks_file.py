@@ -8,6 +8,7 @@ from typing import TypeVar
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.task_format import dump_tasks, parse_tasks
 from vault_brain.domain.tasks import TaskList
+from vault_brain.storage.files import read_inside
 from vault_brain.storage.paths import VaultPaths
 from vault_brain.storage.transaction import transaction
 
@@ -16,7 +17,7 @@ T = TypeVar("T")
 
 def _read(paths: VaultPaths) -> bytes | None:
     try:
-        return paths.tasks.read_bytes()
+        return read_inside(paths, paths.tasks)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +19,26 @@ from typing import Any
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sessions import MESSAGE_TYPES, message_text, record_kind, seq_of
-from vault_brain.storage.files import atomic_write, jsonl_bytes
+from vault_brain.storage.files import atomic_write, jsonl_bytes, read_inside
 from vault_brain.storage.paths import VaultPaths
 from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transaction import Transaction, transaction
 
 
+def is_transcript(path: Path) -> bool:
+    """A transcript vb may read: a regular file, neither it nor sessions/ a symlink (a
+    symlink there is never followed: it could lead out of the vault)."""
+    return not path.is_symlink() and not path.parent.is_symlink() and path.is_file()
+
+
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete record; a torn line (a crash mid-write) is skipped, never fatal."""
+    """Every complete record; a torn line (a crash mid-write) is skipped, never fatal. A
+    transcript that is a symlink is refused (see `is_transcript`)."""
+    if path.is_symlink() or path.parent.is_symlink():
+        raise VaultBrainError(
+            f"refusing to read sessions/{path.name}: it is a symlink (to {os.path.realpath(path)})",
+            hint="vb never follows a symlink in sessions/: replace it with the transcript itself",
+        )
     if not path.is_file():
         return
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -87,10 +100,10 @@ class SessionIndex:
         if self.tx is not None and "sessions" in self.tx.memo:
             return dict(self.tx.memo["sessions"])
         try:
-            rows = json.loads(self.file.read_bytes())["sessions"]
+            rows = json.loads(read_inside(self.paths, self.file))["sessions"]
             fields = set(SessionInfo.__dataclass_fields__)
             return {k: SessionInfo(**{f: v[f] for f in fields if f in v}) for k, v in rows.items()}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, VaultBrainError):
             return {}
 
     def save(self, infos: dict[str, SessionInfo]) -> None:
@@ -144,6 +157,8 @@ class SessionIndex:
         loaded = self.load()
         out = []
         for path in sorted(self.paths.sessions_dir.glob("*.jsonl")):
+            if not is_transcript(path):
+                continue
             info = self.info(path.stem, loaded)
             if info is not None:
                 out.append(info)

@@ -22,6 +22,7 @@ def render_sync(result: SyncResult) -> str:
         else "nothing to commit"
     ]
     lines[:0] = result.notices
+    lines += [f"warning: {line}" for line in result.warnings]
     if result.resumed:
         lines.append("finished a sync that was interrupted")
     if result.merged:

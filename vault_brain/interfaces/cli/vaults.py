@@ -94,6 +94,7 @@ def render_status(report: StatusReport) -> str:
         lines += [f"         {p.path}: {p.problem}" for p in report.problems]
     if report.policy_warning:
         lines.append(f"policy:  {report.policy_warning}")
+    lines += [f"trust:   {line}" for line in report.trust]
     return "\n".join(lines)
 
 
