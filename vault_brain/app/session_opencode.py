@@ -3,13 +3,14 @@
 Each line the person types (that is not one of vb's commands) is one `opencode run` in the
 container: `--format json` (its events, read as they come: text is shown, tool calls are
 listed and counted), `--session` (the conversation goes on from the last turn) and `--auto`
-(OpenCode asks permission for every edit and command; the sandbox, with no network, no key
-and the vault read-only, is what makes approving them safe). Why `opencode run` per turn and
-not its terminal UI: the host keeps the REPL, so `/good` `/bad` `/status` `/compact` `/quit`
-stay vb's, and the events say what the agent did, for the outcome signals. (`opencode run
---attach` to an `opencode serve` in the container would save OpenCode's start-up each turn,
-but it subscribes to events after it sends the prompt: a reply that comes fast is missed and
-the turn shows nothing.)
+(OpenCode asks permission for every edit and command; the sandbox, with no network, no key,
+only the session's read-only view of the vault at /vault -- refreshed before each turn -- and
+host services confined to the session, is what makes approving them safe). Why `opencode run`
+per turn and not its terminal UI: the host keeps the REPL, so `/good` `/bad` `/status`
+`/compact` `/quit` stay vb's, and the events say what the agent did, for the outcome signals.
+(`opencode run --attach` to an `opencode serve` in the container would save OpenCode's
+start-up each turn, but it subscribes to events after it sends the prompt: a reply that
+comes fast is missed and the turn shows nothing.)
 
 OpenCode's model is `vb serve` on the host and its memory tools are `vb mcp` on the host, both
 through sockets (`session_host`); its transcript is the one `vb serve` writes for the session,
