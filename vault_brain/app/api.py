@@ -45,6 +45,7 @@ from vault_brain.app.results import (
 )
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import ForbiddenError, VaultBrainError
+from vault_brain.domain.grants import FULL, Grant, session_grant
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.policy import SETTINGS
 from vault_brain.domain.scopes import GLOBAL, Agent, check_scope
@@ -85,6 +86,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         self.session = check_session_id(session) if session is not None else None
         self.source = source
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
+        self.grant: Grant = FULL  # set by `confine`: what the caller may do (`domain.grants`)
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = file_stamp(vault.paths.strategy)
@@ -190,20 +192,51 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         self.agent = load_agent(self._vault, name)
         return self.agent
 
-    def _check_write(self, vault: Vault, rel: str) -> None:
-        """An agent changes only notes in its scopes, and never an agent definition."""
+    def confine(self, session: str) -> Grant:
+        """Act for a sandboxed agent bound to `session` (`vb mcp --confined`): its session's
+        scopes only (global when it has none), no feedback, no personas, no other session."""
+        from vault_brain.domain.scopes import session_scopes
+        from vault_brain.storage.transcript import read_records
+
+        session = check_session_id(session)
+        scopes = session_scopes(read_records(self._vault.paths.transcript(session)))
+        self.grant = session_grant(session, scopes)
+        return self.grant
+
+    def _restricted(self) -> bool:
+        """A caller that may not see every note (an agent, or a scoped grant)."""
+        return self.agent is not None or self.grant.readable() is not None
+
+    def _may_read(self, scope: str) -> bool:
+        """A note of `scope` is one this caller may read (its grant, and its agent)."""
+        if not self.grant.may_read(scope):
+            return False
+        allowed = self.agent.readable() if self.agent is not None else None
+        return allowed is None or scope in allowed
+
+    def _check_write(self, vault: Vault, rel: str, ref: str | None = None) -> None:
+        """An agent changes only notes in its scopes, and never an agent definition; a grant
+        changes only notes of its scopes (one it may not read does not exist for it)."""
         if self.source != PERSON and rel.startswith("agents/"):
             raise ForbiddenError(
                 f"{rel} defines an agent: only a person changes it",
                 hint="edit the file by hand (vb update as a person)",
             )
-        if self.agent is not None:
-            self.agent.check_write(load_note(vault.paths.root, rel).scope)
+        if self.agent is not None or not self.grant.is_full:
+            scope = load_note(vault.paths.root, rel).scope
+            self.grant.check_read(scope, ref or rel, rel)
+            self.grant.check_write(scope)
+            if self.agent is not None:
+                self.agent.check_write(scope)
 
     def _readable(self, filters: Filters | None) -> Filters:
+        from dataclasses import replace
+
         from vault_brain.app.agents import readable_filters
 
-        return readable_filters(self.agent, (filters or Filters()).normalized())
+        filters = (filters or Filters()).normalized()
+        filters = replace(filters, scopes=self.grant.search_scopes(filters.scopes))
+        return readable_filters(self.agent, filters)
 
     def warm_up(self) -> None:
         """Reconcile and open the searcher, and build the gate's fast patterns, now (a
@@ -259,8 +292,11 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         notes.check_new(type_, name, content, category)
         if scope:
             scope = check_scope(scope)
+        elif self.grant.default_scope() is not None:
+            scope = self.grant.default_scope()
         elif self.agent is not None:
             scope = self.agent.default_scope()
+        self.grant.check_write(scope or GLOBAL)
         if self.agent is not None:
             self.agent.check_write(scope or GLOBAL)
         with self._use(operation=f"add {name}") as vault:
@@ -286,7 +322,9 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         """Read one memory in full; an agent's retrieval is recorded for credit, and what the
         agent is shown passes the gate."""
         with self._use("skip") as vault:
-            note = load_note(vault.paths.root, self._memory_rel(vault, ref))
+            rel = self._memory_rel(vault, ref)
+            note = load_note(vault.paths.root, rel)
+            self.grant.check_read(note.scope, ref, rel)
             if self.agent is not None:
                 from vault_brain.app.agents import check_readable
 
@@ -310,7 +348,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     ) -> NoteResult:
         with self._use(operation=f"update {ref}") as vault:
             rel = self._memory_rel(vault, ref)
-            self._check_write(vault, rel)
+            self._check_write(vault, rel, ref)
             warnings = []
             if content is not None:
                 warnings = admit(
@@ -323,7 +361,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     def archive(self, ref: str, reason: str) -> MoveResult:
         with self._use(operation=f"delete {ref}") as vault:
             rel = self._memory_rel(vault, ref)
-            self._check_write(vault, rel)
+            self._check_write(vault, rel, ref)
             note, was = notes.archive(vault, rel, reason)
         return MoveResult(note.id, note.path, was, archived=True)
 
@@ -386,6 +424,8 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
 
     # -- credit ------------------------------------------------------------------------------
     def feedback(self, signal: str, session: str | None = None) -> FeedbackResult:
+        self.grant.check_feedback()
+        session = self.grant.bound_session(session)
         if self.agent is not None:
             self.agent.check_write(self.agent.own)  # a skill agent changes no credit
         session = session or self.session
@@ -402,7 +442,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use("try") as vault:
             from vault_brain.app.credit import credit_report  # lazy: start-up
 
-            return credit_report(vault, top)
+            return credit_report(vault, top, self._may_read if self._restricted() else None)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def plan(
@@ -430,6 +470,7 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     def compact_memory(self) -> CompactResult:
         from vault_brain.app import lifecycle  # lazy: start-up
 
+        self.grant.check_vault_wide("compact memory")
         with self._use() as vault:
             return lifecycle.compact_memory(vault)
 

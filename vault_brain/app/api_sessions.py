@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from vault_brain.app.retention import SessionList, SessionsArchived
     from vault_brain.app.tasks import TaskChange, TaskList
     from vault_brain.app.vault import Vault
+    from vault_brain.domain.grants import Grant
 
 Pending = Literal["skip", "try", "lines", "wait"]
 
@@ -25,6 +26,7 @@ class ApiPart:
 
     session: str | None
     access: AccessRecorder | None
+    grant: Grant
 
     def _use(
         self, pending: Pending = "wait", operation: str | None = None

@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_brain.app.agents import check_readable, readable_filters
+from vault_brain.app.agents import check_readable, load_agent, readable_filters
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.credit import record_retrieval
 from vault_brain.app.guard import note_refusals
@@ -30,10 +30,17 @@ from vault_brain.app.memo import redacted, token_count
 from vault_brain.app.results import Result, result, to_json
 from vault_brain.app.vault import Vault
 from vault_brain.domain.engine import METHOD_LLM, JSONChat
+from vault_brain.domain.grants import FULL, Grant
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.ranking import mmr
 from vault_brain.domain.scopes import Agent, layers
-from vault_brain.domain.sessions import MESSAGE_TYPES, check_session_id, record_kind, seq_of
+from vault_brain.domain.sessions import (
+    MESSAGE_TYPES,
+    check_session_id,
+    owned_by,
+    record_kind,
+    seq_of,
+)
 from vault_brain.domain.summarize import summarize
 from vault_brain.domain.text import content_words, unique
 from vault_brain.storage.events import refused
@@ -91,6 +98,11 @@ class Turn:
     memories: list[MemoryHit] = field(default_factory=list)
     scopes: list[str] = field(default_factory=list)
     """The conversation's scopes (recorded with its user message, for capture)."""
+    owner: str | None = None
+    """The token the conversation belongs to (recorded as `grant` on each of its records);
+    a transcript another party began is never written for it."""
+    writes: bool = True
+    """False for a skill agent's conversation: nothing is recorded."""
 
 
 @result
@@ -107,9 +119,10 @@ def recall(
     k: int | None = None,
     scopes: list[str] | None = None,
     agent: Agent | None = None,
+    also: Agent | None = None,
 ) -> Recall:
     """Up to `k` (default `retrieval_limit`) memories for `query` from the conversation's
-    `scopes` and global (what `agent` may read of them): the search's ranking,
+    `scopes` and global (what `agent`, and `also`, may read of them): the search's ranking,
     re-ranked by maximal marginal relevance (`mmr_lambda`) so that near-copies do not crowd
     out other memories, redacted by the gate, as one system message under
     `proxy_memory_budget` tokens."""
@@ -119,6 +132,7 @@ def recall(
         return Recall(query, [], "", 0)
     searcher = vault.searcher
     filters = readable_filters(agent, Filters(scopes=tuple(layers(scopes or []))).normalized())
+    filters = readable_filters(also, filters)
     hits = searcher.search(query, k=k * POOL_FACTOR, filters=filters, snippets=False)
     words = [content_words(f"{h.title} {h.summary}") for h in hits]
     order = mmr([h.score for h in hits], words, k, policy.mmr_lambda)
@@ -157,15 +171,24 @@ def record_turn(vault: Vault, turn: Turn, counters: bool = True) -> TurnResult:
     notes' access counters), then the reply, in one transaction. A turn whose key the
     transcript holds is not written again."""
     check_session_id(turn.session)
+    if not turn.writes:
+        return TurnResult(turn.session, [])
     path = vault.paths.transcript(turn.session)
-    if any(r.get("key") == turn.key for r in read_records(path)):
+    records = list(read_records(path))
+    if any(r.get("key") == turn.key for r in records):
         return TurnResult(turn.session, [], repeated=True)
+    if turn.owner is not None and not owned_by(records, turn.owner):
+        log.warning("a turn of token %s for a session it does not own was dropped", turn.owner)
+        return TurnResult(turn.session, [])
     inputs = [
         {**r, "key": turn.key if n == 0 else f"{turn.key}-{n}"} for n, r in enumerate(turn.inputs)
     ]
     if turn.scopes:
         inputs = [{**r, "scope": turn.scopes} if record_kind(r) == "user" else r for r in inputs]
     replies = [{**r, "key": f"{turn.key}-r{n}"} for n, r in enumerate(turn.replies)]
+    if turn.owner is not None:
+        inputs = [{**r, "grant": turn.owner} for r in inputs]
+        replies = [{**r, "grant": turn.owner} for r in replies]
     with vault.transaction() as tx:
         written = append(vault.paths, turn.session, inputs, tx=tx)
         if turn.memories:
@@ -299,6 +322,7 @@ class ProxyAPI(MemoryAPI):
         k: int | None = None,
         scopes: list[str] | None = None,
         changes: int | None = None,
+        agent: Agent | None = None,
     ) -> Recall:
         """`recall`; given the count of the others' changes indexed so far (`IndexKeeper.
         changes`), the index searcher is reopened when that count moved, and otherwise
@@ -309,20 +333,39 @@ class ProxyAPI(MemoryAPI):
             if changes is not None:
                 vault.index.lag = OWN_LAG if changes == self._changes_seen else 0.0
                 self._changes_seen = changes
-            return recall(vault, query, k, scopes, self.agent)
+            return recall(vault, query, k, scopes, self.agent, agent)
 
-    def conversation_scopes(self, requested: list[str]) -> list[str]:
-        """A request's scopes: those it names, else a project agent's own; each one the
-        agent serving may read and (a skill agent writes nothing) write."""
-        agent = self.agent
-        if agent is None:
-            return requested
-        scopes = requested or ([agent.own] if agent.role == "project" else [])
-        for scope in scopes:
-            check_readable(agent, scope, "this conversation")
-            if agent.writable() != []:
-                agent.check_write(scope)
+    def conversation_scopes(
+        self, requested: list[str], grant: Grant = FULL, agent: Agent | None = None
+    ) -> list[str]:
+        """A request's scopes: those it names (each one the caller's `grant` holds), else
+        the grant's own, else a project agent's own; each one the agent serving, and the
+        grant's `agent`, may read and (a skill agent writes nothing) write."""
+        scopes = grant.conversation_scopes(requested)
+        for serving in (self.agent, agent):
+            if serving is None:
+                continue
+            scopes = scopes or ([serving.own] if serving.role == "project" else [])
+            for scope in scopes:
+                check_readable(serving, scope, "this conversation")
+                if serving.writable() != []:
+                    serving.check_write(scope)
         return scopes
+
+    def agent_named(self, name: str) -> Agent:
+        """The agent a token names, as its definition says now."""
+        with self._use("skip") as vault:
+            return load_agent(vault, name)
+
+    def session_owned(self, session: str, party: str, new: bool = True) -> bool:
+        """The session belongs to `party` (a token's name); a session with no transcript
+        counts only with `new`."""
+        check_session_id(session)
+        with self._use("skip") as vault:
+            first = next(iter(read_records(vault.paths.transcript(session))), None)
+        if first is None:
+            return new
+        return owned_by([first], party)
 
     def record_turn(self, turn: Turn, counters: bool = True) -> TurnResult:
         if self.agent is not None and self.agent.writable() == []:

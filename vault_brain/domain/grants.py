@@ -51,6 +51,11 @@ class Grant:
         )
 
     @property
+    def confined(self) -> bool:
+        """It may not see the whole vault: some scopes only, or one session only."""
+        return self.scopes is not None or self.session is not None
+
+    @property
     def who(self) -> str:
         if self.name is None:
             return "this caller"
@@ -74,13 +79,11 @@ class Grant:
         return None if not self.scopes else self.scopes[0]
 
     # -- checks (each raises ForbiddenError with a hint) ---------------------------------
-    def check_read(self, scope: str, ref: str) -> None:
-        """A note it may not read is, to it, a note that does not exist (the same words as
-        for an unknown id: nothing says that it exists or where)."""
+    def check_read(self, scope: str, ref: str, rel: str) -> None:
+        """A note it may not read is, to it, a note that does not exist (`ref` as given,
+        `rel` its path: the same words as for an unknown id or path)."""
         if not self.may_read(scope):
-            raise NotFoundError(
-                f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
-            )
+            raise unknown_note(ref, rel)
 
     def check_write(self, scope: str) -> None:
         allowed = self.writable()
@@ -149,7 +152,7 @@ class Grant:
 
     def check_vault_wide(self, what: str) -> None:
         """Work over the whole vault (compaction, every note's credit) needs every scope."""
-        if self.scopes is not None or self.session is not None:
+        if self.confined:
             raise ForbiddenError(
                 f"{self.who} may not {what}: it changes notes of every scope",
                 hint="a person runs it from the command line (vb maintain)",
@@ -157,6 +160,14 @@ class Grant:
 
 
 FULL = Grant()
+
+
+def unknown_note(ref: str, rel: str) -> NotFoundError:
+    """What a caller is told of a note it may not read: what it is told of no note at all
+    (the words `app.notes.resolve` uses for an unknown id, or path)."""
+    if "/" in ref or "\\" in ref or ref.lower().endswith(".md"):
+        return NotFoundError(f"no note at {rel!r}", hint="check the path with `vb list`")
+    return NotFoundError(f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`")
 
 
 def session_grant(session: str, scopes: Iterable[str]) -> Grant:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
@@ -33,12 +34,33 @@ def new_session_id(prefix: str) -> str:
     return f"{prefix}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
-def conversation_id(first_message: str, prefix: str = "serve") -> str:
+def conversation_id(
+    first_message: str,
+    prefix: str = "serve",
+    party: str | None = None,
+    scopes: Iterable[str] = (),
+) -> str:
     """A stable session id for a conversation that names none: `<prefix>-<16 hex digits>`
-    from its first user message, so every request of the conversation lands in the same
-    transcript (clients resend the whole conversation each turn)."""
-    digest = hashlib.sha256(" ".join(first_message.split()).encode("utf-8")).hexdigest()
+    from who is talking (`party`: a token's name), the conversation's scopes and its first
+    user message, so every request of the conversation lands in the same transcript
+    (clients resend the whole conversation each turn) and two parties who open with the
+    same words never share one. (No party and no scope: the first message alone, as ids
+    were before parties had names.)"""
+    text = " ".join(first_message.split())
+    keyed = sorted(set(scopes))
+    if party is not None or keyed:
+        text = json.dumps([party, keyed, text], ensure_ascii=False)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return f"{prefix}-{digest[:16]}"
+
+
+def owned_by(records: Iterable[dict[str, Any]], party: str) -> bool:
+    """A transcript belongs to `party` (a token's name) when the first record written to it
+    was written for that party (its `grant`); a transcript without records is no one's
+    yet. A transcript the person began (no `grant`) belongs to no token."""
+    for record in records:
+        return record.get("grant") == party
+    return True
 
 
 def record_kind(record: dict[str, Any]) -> str:

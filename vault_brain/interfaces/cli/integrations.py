@@ -68,6 +68,15 @@ def mcp(
             show_default=False,
         ),
     ] = None,
+    confined: Annotated[
+        bool,
+        typer.Option(
+            "--confined",
+            help="Serve a sandboxed agent (with --session; vb session sets it): only the "
+            "session's scopes (global when it has none), no memory_feedback, memory_persona "
+            "or memory_compact, no transcript search, no history of a note it may not read.",
+        ),
+    ] = False,
     log_file: Annotated[
         Path | None,
         typer.Option("--log-file", help="Write logs to this file instead of stderr."),
@@ -94,10 +103,16 @@ def mcp(
         emit(config, as_json, text)  # OpenCode, Cursor: the JSON alone, to redirect
         return
     level = check_choice(log_level, LOG_LEVELS, "log level")
+    if confined and session is None:
+        raise VaultBrainError(
+            "--confined needs the session it is confined to", hint="pass --session ID"
+        )
     session = check_session_id(session or st.env.session_id or new_session_id("mcp"))
     api = MemoryAPI.live(vault, session, source="mcp")
     if agent is not None:
         api.act_as(agent)  # an unknown or malformed agent fails here, before serving
+    if confined:
+        api.confine(session)
     # The SDK's import (about 0.6 s) makes 80k tracked objects and no garbage: no collection
     # runs meanwhile (60 ms saved), and what start-up made is then left out of every later
     # full collection (`gc.freeze`: fewer pauses behind the answers).
@@ -163,6 +178,17 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    session_only: Annotated[
+        str | None,
+        typer.Option(
+            "--session-only",
+            metavar="ID",
+            help="Serve one session (vb session sets it for its sandbox): every request goes "
+            "to session ID (naming another is refused), with that session's scopes only, and "
+            "no feedback; no token is asked.",
+            show_default=False,
+        ),
+    ] = None,
     allow_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -204,6 +230,8 @@ def serve(
     Keys: a client's own Authorization is forwarded; without one, vb's configured key
     (VB_LLM_API_KEY, api_key in [llm], else OPENAI_API_KEY). With VB_SERVE_TOKEN set,
     clients must send it as their bearer token (their API key); it is never forwarded.
+    Tokens made by `vb token add` work the same way and carry scopes (`vb token --help`);
+    once one exists, every request needs a token.
 
     Web pages are no clients: requests with an Origin header are refused (unless
     --allow-origin), and on loopback a Host header other than the address served
@@ -229,6 +257,7 @@ def serve(
         upstream=upstream,
         capture_idle=capture_idle,
         agent=agent,
+        session_only=session_only,
         allow_origins=tuple(allow_origin or ()),
         max_body=int(max_body * 1024 * 1024),
         say=say,

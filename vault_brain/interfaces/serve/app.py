@@ -40,7 +40,9 @@ from vault_brain.app.index_keeper import IndexKeeper
 from vault_brain.app.proxy import ProxyAPI, Recall, Turn
 from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import ForbiddenError, VaultBrainError
+from vault_brain.domain.grants import FULL, Grant
+from vault_brain.domain.scopes import Agent
 from vault_brain.domain.sessions import conversation_id
 from vault_brain.interfaces.serve.boundary import (
     BODY_TIMEOUT,
@@ -71,6 +73,7 @@ from vault_brain.interfaces.serve.relay import (
     unreachable,
     upstream_headers,
 )
+from vault_brain.storage.token_store import TokenStore
 
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 600.0  # a model may think for minutes before its first token
@@ -91,6 +94,11 @@ class ServeConfig:
     """Seconds a conversation is quiet before it is flushed into memories."""
     capture_in: CaptureSpec | None = None
     """Capture in a process of its own that opens this (else on a thread of the server)."""
+    grant: Grant | None = None
+    """What every request may do, whatever it brings (`--session-only`: the sandbox's
+    session); None: what its token grants (`vb token`), all without tokens."""
+    require_token: bool = False
+    """Refuse requests without a token even when no token exists (not on loopback)."""
     allow_origins: tuple[str, ...] = ()
     """Web origins whose pages may use the proxy (`--allow-origin`); others are refused."""
     max_body: int = MAX_BODY
@@ -123,6 +131,7 @@ class Proxy:
         self.keeper: IndexKeeper | None = None
         self._summaries: OrderedDict[str, str] = OrderedDict()
         self._summaries_lock = threading.Lock()
+        self.tokens = TokenStore(self.reader.vault.paths)
 
     # -- life cycle --------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -159,7 +168,14 @@ class Proxy:
         self._summarized(session, summary)
         return summary
 
-    def _recall(self, session: str, latest: str, k: int | None, scopes: list[str]) -> Recall:
+    def _recall(
+        self,
+        session: str,
+        latest: str,
+        k: int | None,
+        scopes: list[str],
+        agent: Agent | None = None,
+    ) -> Recall:
         """The memories for the latest user message and the conversation's summary, from
         the conversation's scopes and global."""
         summary = self._summary(session)
@@ -167,23 +183,47 @@ class Proxy:
         self.keeper.settle()  # every change made to the files so far is in the index
         changes = self.keeper.changes
         query = f"{latest}\n{summary}" if summary else latest
-        return self.reader.recall(query, k, scopes, changes)
+        return self.reader.recall(query, k, scopes, changes, agent)
 
     # -- requests ------------------------------------------------------------------------------
     def _denied(self, request: Request) -> Response | None:
-        token = self.config.token
-        if token is None:
-            return None
-        given = bearer_token(request.headers.get("authorization"))  # (scheme in any case)
-        if given is not None and hmac.compare_digest(given.encode(), token.encode()):
+        """None when the request may go on (its grant in `request.state.grant`), else the
+        refusal: 401 for a missing or unknown token, 503 when the token store cannot be
+        trusted."""
+        try:
+            grant = self._grant(request)
+        except VaultBrainError as exc:
+            return error_response(503, "tokens_unreadable", exc.message, exc.hint)
+        if grant is not None:
+            request.state.grant = grant
             return None
         return error_response(
             401,
             "unauthorized",
-            "this vb serve needs its token (VB_SERVE_TOKEN)",
-            "send `Authorization: Bearer <VB_SERVE_TOKEN>` (the API key of an OpenAI client)",
+            "this vb serve needs a token (VB_SERVE_TOKEN, or one made by `vb token add`)",
+            "send `Authorization: Bearer <token>` (the API key of an OpenAI client)",
             {"www-authenticate": "Bearer"},
         )
+
+    def _tokens_required(self) -> bool:
+        config = self.config
+        return config.token is not None or config.require_token or self.tokens.has_tokens()
+
+    def _grant(self, request: Request) -> Grant | None:
+        """What the request may do: the fixed grant; everything without tokens; else what
+        its token grants (VB_SERVE_TOKEN: everything); None for no or an unknown token."""
+        if self.config.grant is not None:
+            return self.config.grant
+        if not self._tokens_required():
+            return FULL
+        given = bearer_token(request.headers.get("authorization"))  # (scheme in any case)
+        if given is None:
+            return None
+        token = self.config.token
+        if token is not None and hmac.compare_digest(given.encode(), token.encode()):
+            return FULL
+        stored = self.tokens.lookup(given)
+        return stored.grant() if stored is not None else None
 
     def _headers(
         self, request: Request, encoding: str | None, keep_length: bool = False
@@ -191,7 +231,7 @@ class Proxy:
         return upstream_headers(
             request.headers,
             api_key=self.config.api_key,
-            client_auth_is_token=self.config.token is not None,
+            client_auth_is_token=self.config.grant is not None or self._tokens_required(),
             encoding=encoding,
             keep_length=keep_length,
         )
@@ -234,16 +274,26 @@ class Proxy:
             options = take_options(body, request.headers)
         except VaultBrainError as exc:
             return error_response(400, exc.code, exc.message, exc.hint)
+        grant: Grant = request.state.grant
         try:
-            scopes = self.reader.conversation_scopes(list(options.scopes))
+            named = grant.bound_session(options.session)
+            agent = None
+            if grant.agent is not None:
+                agent = await run_in_threadpool(self.reader.agent_named, grant.agent)
+            scopes = self.reader.conversation_scopes(list(options.scopes), grant, agent)
+            if named is not None and grant.scopes is not None and grant.session is None:
+                await self._check_owned(grant, named, new=True)
         except VaultBrainError as exc:
             return error_response(403, exc.code, exc.message, exc.hint)
         users = user_texts(body)
-        session = options.session or conversation_id(users[0] if users else "")
+        first = users[0] if users else ""
+        session = named or conversation_id(first, party=grant.name, scopes=scopes)
         latest = users[-1] if users else ""
         recall = Recall(latest, [], "", 0)
         if latest.strip() and options.top_k != 0:
-            recall = await run_in_threadpool(self._recall, session, latest, options.top_k, scopes)
+            recall = await run_in_threadpool(
+                self._recall, session, latest, options.top_k, scopes, agent
+            )
         turn = Turn(
             session,
             request_key(session, body),
@@ -252,6 +302,8 @@ class Proxy:
             recall.query,
             recall.memories,
             scopes,
+            owner=grant.name if grant.scopes is not None and grant.session is None else None,
+            writes=agent is None or agent.writable() != [],
         )
         with_memory(body, recall.message)
         changed = bool(recall.message) or len(body) != fields
@@ -305,6 +357,15 @@ class Proxy:
 
         return _buffered(response, data_raw, extra, sent)
 
+    async def _check_owned(self, grant: Grant, session: str, new: bool) -> None:
+        """A scoped token names only sessions it began (`new`: or none yet)."""
+        assert grant.name is not None
+        if not await run_in_threadpool(self.reader.session_owned, session, grant.name, new):
+            raise ForbiddenError(
+                f"session {session!r} is not one of {grant.who}'s conversations",
+                hint="name a session this token began, or leave the session out",
+            )
+
     async def passthrough(self, request: Request) -> Response:
         denied = self._denied(request)
         if denied is not None:
@@ -350,6 +411,14 @@ class Proxy:
                 '{"session": "ID", "signal": "good"} (good, bad, completed, abandoned, '
                 "tool-success)",
             )
+        grant: Grant = request.state.grant
+        try:
+            grant.check_feedback()
+            grant.bound_session(session)
+            if grant.scopes is not None and grant.session is None:
+                await self._check_owned(grant, session, new=False)
+        except VaultBrainError as exc:
+            return error_response(403, exc.code, exc.message, exc.hint)
         try:
             result = await run_in_threadpool(self.writer.feedback, session, signal)
         except VaultBrainError as exc:

@@ -42,6 +42,8 @@ from vault_brain.interfaces.serve.app import ServeConfig, build_app
 from vault_brain.interfaces.serve.boundary import MAX_BODY, check_origin
 from vault_brain.interfaces.serve.relay import masked
 from vault_brain.storage.env import Environment
+from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.token_store import TokenStore
 
 GRACEFUL_SECONDS = 10  # open streams get this long to finish when the server stops
 TOKEN_VARIABLE = "VB_SERVE_TOKEN"
@@ -59,13 +61,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_binding(host: str, token: str | None) -> None:
-    if token is None and not is_loopback(host):
+def check_binding(host: str, token: str | None, tokens: bool = False) -> None:
+    """A non-loopback address needs VB_SERVE_TOKEN or tokens made by `vb token add`."""
+    if token is None and not tokens and not is_loopback(host):
         raise UsageError(
             f"refusing to serve on {host} without {TOKEN_VARIABLE}: anyone who reaches it "
             "would use the upstream key",
-            hint=f"set {TOKEN_VARIABLE} (clients send it as their API key), or serve on "
-            "127.0.0.1 or --unix-socket",
+            hint=f"set {TOKEN_VARIABLE} or make tokens with `vb token add` (clients send one "
+            "as their API key), or serve on 127.0.0.1 or --unix-socket",
         )
 
 
@@ -258,6 +261,7 @@ def serve(
     upstream: str | None,
     capture_idle: float = CAPTURE_IDLE,
     agent: str | None = None,
+    session_only: str | None = None,
     allow_origins: tuple[str, ...] = (),
     max_body: int = MAX_BODY,
     say: Callable[[str], None],
@@ -265,8 +269,9 @@ def serve(
     """`vb serve`: check, bind, build the app on the vault, serve until stopped (as the
     agent `agent` defines, when given; web pages of `allow_origins` admitted)."""
     token = env.get(TOKEN_VARIABLE)
-    if unix_path is None:
-        check_binding(host, token)
+    tokens = session_only is None and TokenStore(VaultPaths(vault_root)).has_tokens()
+    if unix_path is None:  # (one session's server is that session's, whatever tokens exist)
+        check_binding(host, None if session_only else token, tokens)
     origins = tuple(check_origin(origin) for origin in allow_origins)
     if max_body < 1:
         raise UsageError("--max-body must be more than 0", hint="the default is 4 (MB)")
@@ -283,13 +288,20 @@ def serve(
             api.act_as(agent)
         return api
 
-    open_api().close()  # an unknown or malformed agent fails here, before binding
+    probe = open_api()  # an unknown or malformed agent fails here, before binding
+    try:
+        grant = probe.confine(session_only) if session_only is not None else None
+    finally:
+        probe.close()
+    remote = unix_path is None and not is_loopback(host)
+    config = dataclasses.replace(config, grant=grant, require_token=remote and grant is None)
 
     with listening(host, port, unix_path) as sock:
         where = address_of(sock)
         ready = (
             f"vb serve: listening on {where} (upstream {masked(config.upstream)}, vault "
-            f"{vault_root}{', token required' if token else ''}"
+            f"{vault_root}{', token required' if token or tokens else ''}"
+            f"{f', session {session_only} only' if session_only else ''}"
             f"{', pages of ' + ' '.join(origins) + ' allowed' if origins else ''}); Ctrl-C to stop"
         )
         run(build_app(open_api, config, on_ready=lambda: say(ready)), sock)
