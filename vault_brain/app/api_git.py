@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from vault_brain.app.api_sessions import ApiPart
 from vault_brain.app.commits import commit_at
+from vault_brain.domain.grants import unknown_note
 
 if TYPE_CHECKING:
     from vault_brain.app.export import ExportResult
@@ -22,6 +23,12 @@ class GitOps(ApiPart):
     """Every module behind these is imported lazily (GitPython takes ~0.1 s)."""
 
     _vault: Vault
+
+    def _restricted(self) -> bool:
+        raise NotImplementedError  # MemoryAPI._restricted
+
+    def _may_read(self, scope: str) -> bool:
+        raise NotImplementedError  # MemoryAPI._may_read
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
         """Commit the vault's changes with git; returns what happened (never raises). At a
@@ -43,6 +50,14 @@ class GitOps(ApiPart):
         from vault_brain.app.history import history  # lazy: start-up (GitPython)
 
         with self._use("skip") as vault:
+            if self._restricted():  # a memory it may read, or (to it) no note at all
+                from vault_brain.app.notes import resolve
+                from vault_brain.storage.notes import load_note
+
+                rel = resolve(vault, ref, memory_only=True)
+                if not self._may_read(load_note(vault.paths.root, rel).scope):
+                    raise unknown_note(ref, rel)
+                ref = rel
             return history(vault, ref)
 
     def log(self, limit: int | None = None) -> LogResult:
@@ -58,6 +73,7 @@ class GitOps(ApiPart):
         (see `app.persona`); the index follows."""
         from vault_brain.app.persona import persona  # lazy: start-up (GitPython)
 
+        self.grant.check_personas()
         with self._use() as vault:
             return persona(vault, action, name, start)
 

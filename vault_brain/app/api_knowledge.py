@@ -107,6 +107,11 @@ class Knowledge(ApiPart):
                 f"agent {self.agent.name!r} may not search session transcripts",
                 hint="search memory, items or sources",
             )
+        if "sessions" in sources and self.grant.confined:
+            raise ForbiddenError(
+                f"{self.grant.who} may not search session transcripts",
+                hint="search memory, items or sources",
+            )
         lists: list[tuple[str, list[Any]]] = []
         if "memory" in sources:
             lists.append(("memory", notes))

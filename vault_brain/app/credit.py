@@ -26,6 +26,7 @@ from vault_brain.domain.credit import (
     update_score,
 )
 from vault_brain.domain.errors import NotFoundError
+from vault_brain.domain.scopes import note_scope
 from vault_brain.domain.sessions import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
 from vault_brain.storage.frontmatter import parse_text
@@ -304,8 +305,15 @@ def credit_rows(vault: Vault, at: dt.datetime | None = None) -> list[dict[str, A
     return rows
 
 
-def credit_report(vault: Vault, top: int = 10) -> CreditReport:
-    rows = sorted(credit_rows(vault), key=lambda r: (-r["effective"], r["path"]))
+def credit_report(
+    vault: Vault, top: int = 10, readable: Callable[[str], bool] | None = None
+) -> CreditReport:
+    """The notes with the highest and lowest effective credit (only those of the scopes
+    `readable` accepts, when given: a caller never learns of a note it may not read)."""
+    rows = credit_rows(vault)
+    if readable is not None:
+        rows = [r for r in rows if readable(note_scope(r.get("scope")))]
+    rows.sort(key=lambda r: (-r["effective"], r["path"]))
     entries = [
         CreditEntry(
             id=r["id"],

@@ -126,8 +126,9 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
     background after the first tool call: before it, on a thread, it would hold the
     interpreter while the SDK loads and the first call is answered (0.78 s to the first
     answer at 10k notes without it, 1.0 s with it), and that call walks the files anyway."""
+    instructions = INSTRUCTIONS if api.grant.feedback else INSTRUCTIONS.split(" After a task")[0]
     server: MCPServer = MCPServer(
-        name="vault-brain", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        name="vault-brain", version=__version__, instructions=instructions, log_level="WARNING"
     )
     later = _Later(warm)
 
@@ -225,8 +226,15 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
         (memory_history, _annotations(read_only=True, destructive=False, idempotent=True)),
         (memory_persona, _annotations(read_only=False, destructive=False, idempotent=False)),
     ]
+    grant = api.grant  # (the API refuses these as well: the list only shows what works)
+    left_out = {
+        memory_feedback: not grant.feedback,
+        memory_persona: not grant.personas,
+        memory_compact: grant.confined,
+    }
     for fn, annotations in tools:
-        server.add_tool(fn, annotations=annotations, structured_output=True)
+        if not left_out.get(fn, False):
+            server.add_tool(fn, annotations=annotations, structured_output=True)
     return server
 
 
