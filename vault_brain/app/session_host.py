@@ -75,7 +75,7 @@ class HostServices:
         path.unlink(missing_ok=True)
         with (self.home / "serve.log").open("ab") as log:
             self.serve = subprocess.Popen(
-                self._vb("serve", "--unix-socket", str(path)),
+                self._vb("serve", "--unix-socket", str(path), "--session-only", self.session),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env,
                 start_new_session=True, preexec_fn=_die_with_parent,
             )  # fmt: skip
@@ -116,7 +116,7 @@ class HostServices:
                 if self._closing:
                     return
                 child = subprocess.Popen(
-                    self._vb("mcp", "--session", self.session),
+                    self._vb("mcp", "--session", self.session, "--confined"),
                     stdin=conn.fileno(), stdout=conn.fileno(), stderr=log, env=self.env,
                     start_new_session=True, preexec_fn=_die_with_parent,
                 )  # fmt: skip
