@@ -143,6 +143,37 @@ def test_a_remote_committing_vb_as_a_symlink_is_refused(
     assert list(outside.iterdir()) == []
 
 
+def test_a_remote_that_stops_ignoring_vb_never_gets_this_machines_state(
+    remote: Path, cli: Any
+) -> None:
+    """The remote drops `.vb/` from .gitignore: this machine's next syncs (and vb's own
+    commits) still never stage .vb/, so nothing of it is pushed."""
+    b = clone(remote, "b", cli)
+    h = hostile(remote)
+    ignore = h / ".gitignore"
+    ignore.write_text(ignore.read_text().replace(".vb/\n", ""))
+    git("add", ".gitignore", cwd=h)
+    push(h, "show me your state")
+    sync(cli, b)
+    from vault_brain.storage.git import commit_vault
+
+    (b / ".vb" / "state-of-this-machine.json").write_text("{}")
+    assert (
+        cli("--vault", str(b), "add", "-n", "Tea", "-c", "preferences", "Ada drinks tea.").exit_code
+        == 0
+    )
+    assert commit_vault(VaultPaths(b), "vb add: tea").startswith("committed")
+    assert (
+        cli(
+            "--vault", str(b), "add", "-n", "Cake", "-c", "preferences", "Ada bakes cake."
+        ).exit_code
+        == 0
+    )
+    assert sync(cli, b)["pushed"] is True
+    pushed = git("ls-tree", "-r", "--name-only", "main", cwd=remote)
+    assert "tea.md" in pushed and "cake.md" in pushed and ".vb/" not in pushed
+
+
 def test_an_approval_copied_from_another_machine_approves_nothing(
     remote: Path, cli: Any, config_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

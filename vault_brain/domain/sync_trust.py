@@ -172,12 +172,14 @@ def _pattern_matches(pattern: str, rel: str) -> bool:
     return re.fullmatch(regex, rel) is not None
 
 
-def _merge_value(attrs: list[str]) -> str | None:
+def _merge_value(attrs: list[str], macros: dict[str, str | None] | None = None) -> str | None:
     """The merge attribute a line sets ('unset', 'set', 'unspecified' or a driver), or None
-    when it does not touch it."""
+    when it does not touch it (`macros`: the file's `[attr]` macros, by name)."""
     value = None
     for attr in attrs:
-        if attr == "binary" or attr == "-merge":
+        if macros and macros.get(attr) is not None:
+            value = macros[attr]
+        elif attr == "binary" or attr == "-merge":
             value = "unset"
         elif attr == "!merge":
             value = "unspecified"
@@ -191,12 +193,17 @@ def _merge_value(attrs: list[str]) -> str | None:
 def _lines(text: str) -> list[tuple[str, str, str]]:
     """(line, pattern, merge value) of each line of a gitattributes file touching `merge`."""
     out = []
+    macros: dict[str, str | None] = {}
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith("#") or line.startswith("[attr]"):
+        if line.startswith("[attr]"):
+            name, *attrs = line[len("[attr]") :].split() or [""]
+            macros[name] = _merge_value(attrs, macros)
+            continue
+        if not line or line.startswith("#"):
             continue
         pattern, *attrs = line.split()
-        value = _merge_value(attrs)
+        value = _merge_value(attrs, macros)
         if value is not None:
             out.append((line, pattern, value))
     return out

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
-from vault_brain.storage.files import TEMP_SUFFIX, vault_lock
+from vault_brain.storage.files import vault_lock
 from vault_brain.storage.git_lock import clear_stale_index_lock
 from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.sync_git import stage_all
 
 VB_NAME, VB_EMAIL = "vault_brain", "vault-brain@localhost"
 
@@ -67,9 +68,7 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
                 "stay in the files, and vb commits them next time"
             )
         with vault_lock(paths):
-            repo.git.add(
-                "--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}"
-            )  # never a write in progress
+            stage_all(repo, rel)  # never .vb/, nor a write in progress
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
             repo.git.commit("-m", message, "--", rel, env=commit_identity(repo))

@@ -113,9 +113,12 @@ def install_drivers_at(root: Path) -> bool:
         repo = open_repo(root)
     except GitError:
         return False
+    from vault_brain.storage.sync_guard import install_info_attributes  # (imports this)
+
     try:
-        return install_drivers(repo)
-    except (git.GitError, OSError, ValueError):
+        changed = install_drivers(repo)
+        return install_info_attributes(repo, root) or changed
+    except (git.GitError, OSError, ValueError, VaultBrainError):
         return False
     finally:
         repo.close()
@@ -237,7 +240,11 @@ def parse_name_status(out: str, rel: str = ".") -> list[tuple[str, str, str | No
 
 
 def stage_all(repo: Any, rel: str) -> None:
-    repo.git.add("--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}")  # never a write in progress
+    """Stage the vault's changes: never a write in progress, and never the vault's
+    machine-local `.vb/` (even when a synced .gitignore no longer ignores it)."""
+    repo.git.add("--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}")
+    vb = ".vb" if rel in (".", "") else f"{rel.rstrip('/')}/.vb"
+    repo.git.rm("-r", "--cached", "--quiet", "--ignore-unmatch", "--", vb)
 
 
 def fetch(repo: Any, remote: str) -> None:

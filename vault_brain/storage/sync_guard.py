@@ -40,7 +40,7 @@ def tree(repo: Any, commit: str) -> dict[str, Entry]:
         if item:
             meta, _, path = item.partition("\t")
             mode, kind, sha = meta.split()
-            if kind == "blob":
+            if kind in ("blob", "commit"):  # a file, a symlink, or a submodule's commit
                 entries[path] = Entry(mode, sha)
     return entries
 
@@ -75,7 +75,7 @@ def overrides(repo: Any, vault_root: Path, commit: str) -> list[str]:
     prefix = prefix_of(repo, vault_root)
     files: dict[str, str] = {}
     for path, entry in tree(repo, commit).items():
-        if path.rsplit("/", 1)[-1] != ".gitattributes" or entry.mode == LINK_MODE:
+        if path.rsplit("/", 1)[-1] != ".gitattributes" or not entry.mode.startswith("100"):
             continue
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
         if (
