@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_brain.app import notes
 from vault_brain.app.api_git import GitOps
+from vault_brain.app.api_grants import Access
 from vault_brain.app.api_knowledge import Knowledge, check_sources
 from vault_brain.app.api_policy import PolicyOps
 from vault_brain.app.api_sessions import Pending, SessionsAndTasks
@@ -44,8 +45,8 @@ from vault_brain.app.results import (
     StrategyResult,
 )
 from vault_brain.app.vault import Vault
-from vault_brain.domain.errors import ForbiddenError, VaultBrainError
-from vault_brain.domain.grants import FULL, Grant, session_grant
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.grants import FULL, Grant
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.policy import SETTINGS
 from vault_brain.domain.scopes import GLOBAL, Agent, check_scope
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
 # a search or an add, which agents run on every turn, does not pay for them at start-up.
 
 
-class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
+class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     def __init__(
         self,
         vault: Vault,
@@ -183,60 +184,6 @@ class MemoryAPI(SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             kept.index.merge_later = self._vault.index.merge_later
             self.keeper = IndexKeeper(ProxyAPI(kept))
             self._vault.kept = True  # this API's writes: indexed by the keeper's thread
-
-    def act_as(self, name: str) -> Agent:
-        """Serve as the agent defined in agents/<name>.md: reads and writes limited to its
-        scopes (a skill agent writes nothing)."""
-        from vault_brain.app.agents import load_agent  # lazy: agent servers only
-
-        self.agent = load_agent(self._vault, name)
-        return self.agent
-
-    def confine(self, session: str) -> Grant:
-        """Act for a sandboxed agent bound to `session` (`vb mcp --confined`): its session's
-        scopes only (global when it has none), no feedback, no personas, no other session."""
-        from vault_brain.domain.scopes import session_scopes
-        from vault_brain.storage.transcript import read_records
-
-        session = check_session_id(session)
-        scopes = session_scopes(read_records(self._vault.paths.transcript(session)))
-        self.grant = session_grant(session, scopes)
-        return self.grant
-
-    def _restricted(self) -> bool:
-        """A caller that may not see every note (an agent, or a scoped grant)."""
-        return self.agent is not None or self.grant.readable() is not None
-
-    def _may_read(self, scope: str) -> bool:
-        """A note of `scope` is one this caller may read (its grant, and its agent)."""
-        if not self.grant.may_read(scope):
-            return False
-        allowed = self.agent.readable() if self.agent is not None else None
-        return allowed is None or scope in allowed
-
-    def _check_write(self, vault: Vault, rel: str, ref: str | None = None) -> None:
-        """An agent changes only notes in its scopes, and never an agent definition; a grant
-        changes only notes of its scopes (one it may not read does not exist for it)."""
-        if self.source != PERSON and rel.startswith("agents/"):
-            raise ForbiddenError(
-                f"{rel} defines an agent: only a person changes it",
-                hint="edit the file by hand (vb update as a person)",
-            )
-        if self.agent is not None or not self.grant.is_full:
-            scope = load_note(vault.paths.root, rel).scope
-            self.grant.check_read(scope, ref or rel, rel)
-            self.grant.check_write(scope)
-            if self.agent is not None:
-                self.agent.check_write(scope)
-
-    def _readable(self, filters: Filters | None) -> Filters:
-        from dataclasses import replace
-
-        from vault_brain.app.agents import readable_filters
-
-        filters = (filters or Filters()).normalized()
-        filters = replace(filters, scopes=self.grant.search_scopes(filters.scopes))
-        return readable_filters(self.agent, filters)
 
     def warm_up(self) -> None:
         """Reconcile and open the searcher, and build the gate's fast patterns, now (a

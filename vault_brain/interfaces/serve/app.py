@@ -17,7 +17,6 @@ the upstream's errors pass through as they are.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import threading
@@ -41,7 +40,7 @@ from vault_brain.app.proxy import ProxyAPI, Recall, Turn
 from vault_brain.app.results import envelope, to_json
 from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
 from vault_brain.domain.errors import ForbiddenError, VaultBrainError
-from vault_brain.domain.grants import FULL, Grant
+from vault_brain.domain.grants import Grant
 from vault_brain.domain.scopes import Agent
 from vault_brain.domain.sessions import conversation_id
 from vault_brain.interfaces.serve.boundary import (
@@ -54,6 +53,7 @@ from vault_brain.interfaces.serve.boundary import (
     passthrough_path,
     read_json,
 )
+from vault_brain.interfaces.serve.callers import Callers
 from vault_brain.interfaces.serve.chat import (
     StreamReader,
     completion_reply,
@@ -66,7 +66,6 @@ from vault_brain.interfaces.serve.chat import (
 )
 from vault_brain.interfaces.serve.relay import (
     Relay,
-    bearer_token,
     error_response,
     parse_json,
     returned_headers,
@@ -131,7 +130,9 @@ class Proxy:
         self.keeper: IndexKeeper | None = None
         self._summaries: OrderedDict[str, str] = OrderedDict()
         self._summaries_lock = threading.Lock()
-        self.tokens = TokenStore(self.reader.vault.paths)
+        tokens = TokenStore(self.reader.vault.paths)
+        self.callers = Callers(tokens, config.token, config.grant, config.require_token)
+        self._denied = self.callers.denied
 
     # -- life cycle --------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -186,52 +187,13 @@ class Proxy:
         return self.reader.recall(query, k, scopes, changes, agent)
 
     # -- requests ------------------------------------------------------------------------------
-    def _denied(self, request: Request) -> Response | None:
-        """None when the request may go on (its grant in `request.state.grant`), else the
-        refusal: 401 for a missing or unknown token, 503 when the token store cannot be
-        trusted."""
-        try:
-            grant = self._grant(request)
-        except VaultBrainError as exc:
-            return error_response(503, "tokens_unreadable", exc.message, exc.hint)
-        if grant is not None:
-            request.state.grant = grant
-            return None
-        return error_response(
-            401,
-            "unauthorized",
-            "this vb serve needs a token (VB_SERVE_TOKEN, or one made by `vb token add`)",
-            "send `Authorization: Bearer <token>` (the API key of an OpenAI client)",
-            {"www-authenticate": "Bearer"},
-        )
-
-    def _tokens_required(self) -> bool:
-        config = self.config
-        return config.token is not None or config.require_token or self.tokens.has_tokens()
-
-    def _grant(self, request: Request) -> Grant | None:
-        """What the request may do: the fixed grant; everything without tokens; else what
-        its token grants (VB_SERVE_TOKEN: everything); None for no or an unknown token."""
-        if self.config.grant is not None:
-            return self.config.grant
-        if not self._tokens_required():
-            return FULL
-        given = bearer_token(request.headers.get("authorization"))  # (scheme in any case)
-        if given is None:
-            return None
-        token = self.config.token
-        if token is not None and hmac.compare_digest(given.encode(), token.encode()):
-            return FULL
-        stored = self.tokens.lookup(given)
-        return stored.grant() if stored is not None else None
-
     def _headers(
         self, request: Request, encoding: str | None, keep_length: bool = False
     ) -> dict[str, str]:
         return upstream_headers(
             request.headers,
             api_key=self.config.api_key,
-            client_auth_is_token=self.config.grant is not None or self._tokens_required(),
+            client_auth_is_token=self.callers.tokens_required(),
             encoding=encoding,
             keep_length=keep_length,
         )
