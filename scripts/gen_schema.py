@@ -26,6 +26,7 @@ from vault_brain.app.retention import SessionList, SessionsArchived
 from vault_brain.app.status import StatusReport
 from vault_brain.app.sync import SyncResult
 from vault_brain.app.tasks import TaskChange, TaskList
+from vault_brain.app.tokens import TokenAdded, TokenList, TokenRevoked
 from vault_brain.interfaces.claude_code.settings import HookSettings
 from vault_brain.interfaces.clients import ClientConfig
 
@@ -65,6 +66,9 @@ RESULTS: dict[str, tuple[type, str]] = {
     "sessions_archived": (SessionsArchived, "vb sessions archive"),
     "tasks": (TaskList, "vb tasks list"),
     "task_change": (TaskChange, "vb tasks add|update|done|block"),
+    "token_added": (TokenAdded, "vb token add"),
+    "token_list": (TokenList, "vb token list"),
+    "token_revoked": (TokenRevoked, "vb token revoke"),
     "client_config": (ClientConfig, "vb mcp --print-config"),
     "hook_settings": (HookSettings, "vb hooks claude-code"),
 }
