@@ -25,6 +25,20 @@ KEPANO = REPO / "tests" / "data" / "kepano-vault"
 KEPANO_NOTES = sum(1 for _ in KEPANO.rglob("*.md"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def machine_config_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The machine-local config folder (the policy-approval key, ...) of the whole run: a
+    folder of its own, inherited by every vb process the tests start, never the real home's."""
+    home = tmp_path_factory.mktemp("xdg-config")
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
+
+
 @dataclass
 class Result:
     exit_code: int
