@@ -147,19 +147,26 @@ class Sandbox:
         workspace, vault = check_folders(workspace, vault)
         user = prepare_workspace(workspace)
         name = f"vb-session-{session}"
-        view = VaultView.create(vault, session, mount_points=["policy"] if policy_rw else [])
+        view = VaultView.create(
+            vault, session, mount_points=["policy"] if policy_rw else [], fill=False
+        )
+        box: Sandbox | None = None
         try:
             mounts = session_mounts(workspace, view, user, policy_rw, read_only or {})
-            return cls._create(
-                client, image, name=name, session=session, user=user, view=view,
-                command=command, environment=environment, memory=memory, pids=pids,
-                mounts=[
-                    Mount(at, src, type="bind", read_only=ro) for at, src, ro in mounts
-                ],
-            )  # fmt: skip
+            with view.filling():  # (while the container starts)
+                box = cls._create(
+                    client, image, name=name, session=session, user=user, view=view,
+                    command=command, environment=environment, memory=memory, pids=pids,
+                    mounts=[
+                        Mount(at, src, type="bind", read_only=ro) for at, src, ro in mounts
+                    ],
+                )  # fmt: skip
         except BaseException:
+            if box is not None:  # (the fill failed)
+                box.remove()
             view.remove()
             raise
+        return box
 
     @classmethod
     def _create(
