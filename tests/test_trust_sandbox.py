@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import git
-from fake_llm_server import FakeLLMServer
+from fake_llm_server import FakeLLMServer, completion
 from fake_llm_server import fake_llm as fake_llm  # the fixture
 from vault_brain.storage.env import Environment
 from vault_brain.storage.frontmatter import parse_text
@@ -61,6 +61,7 @@ def setup(tmp_path: Path, git_env: dict[str, str], cli: Any) -> tuple[Path, Path
     (vault / "sessions").mkdir(exist_ok=True)
     typed = {"type": "user", "content": f"my openai key is {key}", "ts": "2026-01-01T00:00:00Z"}
     (vault / "sessions" / "session-old.jsonl").write_text(json.dumps(typed) + "\n")
+    vb("search", "quokka survey", "--session", "session-old")  # (feedback has retrievals)
     (vault / "logs").mkdir(exist_ok=True)
     (vault / "logs" / "credit.jsonl").write_text(json.dumps({"note": key}) + "\n")
     git("add", "-A", cwd=vault)
@@ -273,6 +274,149 @@ def test_the_opencode_sandbox_sees_the_same_view_refreshed_each_turn(
         run.turn("Hello.")
         assert "Moved to April this year." in _sh(run.sandbox, f"cat /vault/{NOTE}")
         assert _sh(run.sandbox, f"grep -rl {later[:20]} /vault; ls /vault/entities") == "projects\n"
+    finally:
+        run.close("test")
+        api.close()
+
+
+# ---------------------------------------------------------------- the host services it reaches
+# What the agent in an OpenCode session can do through the sockets under /run/vb (`vb serve
+# --session-only` on model.sock, `vb mcp --session --confined` on mcp.sock), tried from inside
+# the container with the image's python3: each answer is printed as one JSON line.
+PROBE = r"""
+import json, socket, sys
+
+SESSION, OTHER, ALICE_ID = sys.argv[1:4]
+
+
+def http(path, body, headers=()):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(60)
+    sock.connect("/run/vb/model.sock")
+    data = json.dumps(body).encode()
+    head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1:4000", "Content-Type: application/json",
+            f"Content-Length: {len(data)}", "Connection: close", *headers]
+    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+    got = b""
+    while chunk := sock.recv(65536):
+        got += chunk
+    sock.close()
+    return int(got.split(b" ", 2)[1]), got.partition(b"\r\n\r\n")[2].decode(errors="replace")
+
+
+class MCP:
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(60)
+        self.sock.connect("/run/vb/mcp.sock")
+        self.file = self.sock.makefile("rwb")
+        self.n = 0
+        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "probe", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.file.write(json.dumps(message).encode() + b"\n")
+        self.file.flush()
+
+    def call(self, method, params):
+        self.n += 1
+        self.send({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        while True:
+            answer = json.loads(self.file.readline())
+            if answer.get("id") == self.n:
+                return answer
+
+    def tool(self, name, arguments):
+        answer = self.call("tools/call", {"name": name, "arguments": arguments})
+        result = answer.get("result") or {}
+        text = " ".join(c.get("text", "") for c in result.get("content") or [])
+        return {"error": bool(result.get("isError") or "error" in answer),
+                "text": text or json.dumps(answer.get("error"))}
+
+
+def chat(*headers, **fields):
+    body = {"model": "test-model", "messages": [{"role": "user", "content": "Hi from inside."}]}
+    return http("/v1/chat/completions", {**body, **fields}, headers)
+
+
+mcp = MCP()
+out = {"search_first": mcp.tool("memory_search", {"query": "quokka survey"})}  # (a retrieval)
+out |= {
+    "feedback_own": http("/v1/vb/feedback", {"signal": "good", "session": SESSION}),
+    "feedback_other": http("/v1/vb/feedback", {"signal": "good", "session": OTHER}),
+    "feedback_bare": http("/v1/vb/feedback", {"signal": "bad"}),
+    "chat_own": chat(f"X-VB-Session: {SESSION}"),  # (the one that may reach the model)
+    "chat_other_header": chat(f"X-VB-Session: {OTHER}"),
+    "chat_other_field": chat(memory_session=OTHER),
+    "chat_alice": chat(f"X-VB-Session: {SESSION}", memory_scope="user:alice"),
+}
+out["tools"] = sorted(t["name"] for t in mcp.call("tools/list", {})["result"]["tools"])
+out["mcp_feedback"] = mcp.tool("memory_feedback", {"signal": "good"})
+out["mcp_persona"] = mcp.tool("memory_persona", {"action": "switch", "name": "evil"})
+out["mcp_persona_create"] = mcp.tool("memory_persona", {"action": "create", "name": "evil"})
+out["mcp_transcript"] = mcp.tool("memory_retrieve", {"id": f"sessions/{OTHER}.jsonl"})
+out["mcp_alice"] = mcp.tool("memory_retrieve", {"id": ALICE_ID})
+out["mcp_alice_history"] = mcp.tool("memory_history", {"id": ALICE_ID})
+out["mcp_alice_search"] = mcp.tool("memory_search", {"query": "rooibos tea", "scope": "user:alice"})
+out["mcp_search"] = mcp.tool("memory_search", {"query": "rooibos tea"})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.docker
+def test_from_inside_opencode_the_agent_gets_its_session_and_nothing_more(
+    setup: tuple[Path, Path, str], fake_llm: FakeLLMServer, docker_engine: Any,
+    opencode_image: str,
+) -> None:  # fmt: skip
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.session import check_model
+    from vault_brain.app.session_opencode import start_opencode
+    from vault_brain.app.vault import Vault
+
+    vault, workspace, _ = setup
+    other = vault / "sessions" / "session-old.jsonl"
+    notes_before = {p: p.read_bytes() for p in (vault / "entities").rglob("*.md")}
+    transcript_before, branch = other.read_bytes(), git("branch", "--show-current", cwd=vault)
+    session = f"session-{uuid.uuid4().hex[:8]}"
+    fake_llm.responder = lambda body: completion("Hello from the model.")
+    api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), session, source="session")
+    run = start_opencode(
+        api, check_model(api), docker_engine, opencode_image, workspace=workspace,
+        policy_rw=False, say=lambda text: None, warn=lambda text: None,
+    )  # fmt: skip
+    try:
+        probe = run.sandbox.exec(
+            ["python3", "-I", "-S", "-c", PROBE, session, "session-old",
+             "entity-preferences-rooibos"], timeout=120,
+        )  # fmt: skip
+        assert probe.exit_code == 0, probe.output
+        out = json.loads(probe.output.strip().splitlines()[-1])
+        # feedback is the host REPL's alone (/good, /bad): refused, for any session
+        for name in ("feedback_own", "feedback_other"):
+            assert out[name][0] == 403, (name, out[name])
+        assert out["feedback_bare"][0] in (400, 403), out["feedback_bare"]  # (names none)
+        # its own turns reach the model; none into another session, whichever way it is
+        # named, nor in another scope
+        assert out["chat_own"][0] == 200, out["chat_own"]
+        for name in ("chat_other_header", "chat_other_field", "chat_alice"):
+            assert out[name][0] == 403, (name, out[name])
+        # the memory tools: no feedback, no persona commands, no transcript, no alice
+        assert "memory_feedback" not in out["tools"] and "memory_persona" not in out["tools"]
+        assert {"memory_search", "memory_retrieve", "memory_store"} <= set(out["tools"])
+        for name in ("mcp_feedback", "mcp_persona", "mcp_persona_create", "mcp_transcript",
+                     "mcp_alice", "mcp_alice_history", "mcp_alice_search"):  # fmt: skip
+            assert out[name]["error"], (name, out[name])
+            assert "Alice drinks" not in out[name]["text"], (name, out[name])
+        assert "Alice drinks" not in out["mcp_search"]["text"], out["mcp_search"]
+        # and on the host: nothing changed that the agent was refused
+        assert other.read_bytes() == transcript_before
+        assert git("branch", "--show-current", cwd=vault) == branch
+        assert "evil" not in git("branch", "--list", cwd=vault)
+        for path, before in notes_before.items():  # no credit moved
+            was = parse_text(before).meta.get("credit")
+            assert parse_text(path.read_bytes()).meta.get("credit") == was, path
+        assert len(fake_llm.requests) == 1, "a refused request reached the model"
     finally:
         run.close("test")
         api.close()
