@@ -122,7 +122,7 @@ class Boundary:
 
         preflight = "access-control-request-method" in headers and scope["method"] == "OPTIONS"
         if origin is not None and preflight:  # (an allowed origin's, answered here)
-            await _preflight(headers)(scope, receive, send_cors)
+            await _preflight(origin, headers)(scope, receive, send)
             return
         await self.app(scope, receive, send_cors)
 
@@ -158,9 +158,10 @@ def _cors(origin: str) -> list[tuple[bytes, bytes]]:
     ]
 
 
-def _preflight(headers: Headers) -> Response:
+def _preflight(origin: str, headers: Headers) -> Response:
     response = Response(status_code=204)
     response.raw_headers += [
+        *_cors(origin),
         (b"access-control-allow-methods", METHODS.encode("latin-1")),
         (b"access-control-max-age", PREFLIGHT_MAX_AGE.encode("latin-1")),
     ]
