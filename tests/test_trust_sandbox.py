@@ -240,6 +240,29 @@ def test_a_private_note_added_mid_session_stays_out_and_an_edit_shows_next_turn(
 
 
 @pytest.mark.docker
+def test_the_builtin_agents_memory_tools_read_its_session_scope_and_the_person_keeps_good(
+    setup: tuple[Path, Path, str], runner: Any
+) -> None:
+    vault, _, _ = setup
+    tools = runner.tools
+    found = tools.call("memory_search", {"query": "rooibos tea Alice"})
+    assert found.ok and "Alice drinks" not in found.text, found.text
+    for name, arguments in (
+        ("memory_retrieve", {"id": "entity-preferences-rooibos"}),
+        ("memory_update", {"id": "entity-preferences-rooibos", "content": "Alice likes gin."}),
+    ):
+        outcome = tools.call(name, arguments)
+        assert not outcome.ok and "Alice drinks" not in outcome.text, (name, outcome.text)
+    assert "Alice drinks rooibos tea." in (vault / ALICE_NOTE).read_text()
+    assert tools.call("memory_retrieve", {"id": "entity-projects-quokka-survey"}).ok
+    # the person's own commands on the same API keep their access
+    said: list[str] = []
+    runner.say = said.append
+    runner.command("/good")
+    assert said and "credit of 1 memories moved" in said[-1], said
+
+
+@pytest.mark.docker
 def test_the_opencode_sandbox_sees_the_same_view_refreshed_each_turn(
     setup: tuple[Path, Path, str], fake_llm: FakeLLMServer, docker_engine: Any,
     opencode_image: str, cli: Any,

@@ -1,6 +1,11 @@
 """The built-in agent's tools: memory tools (the memory API, on the host, as the MCP server
 offers them) and workspace tools (in the session's container, through `docker exec`).
 
+The memory tools run with the session's grant (`domain.grants.session_grant`), as `vb mcp
+--confined` does for OpenCode: the session's scopes (global), no other scope's notes; the
+host's own calls on the same API (the REPL's /good and /bad, the outcome signals) keep the
+person's full access.
+
 Each tool returns text for the model; a failure is text too (the model reads what went
 wrong), except a sandbox that is gone, which ends the session (`SandboxGone`).
 """
@@ -8,12 +13,14 @@ wrong), except a sandbox that is gone, which ends the session (`SandboxGone`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vault_brain.app.results import to_json
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.grants import session_grant
 from vault_brain.domain.notes import Filters
 
 if TYPE_CHECKING:
@@ -130,6 +137,7 @@ class Tools:
     def __init__(self, api: MemoryAPI, sandbox: Sandbox) -> None:
         self.api, self.sandbox = api, sandbox
         self.stale_view = False  # a memory tool wrote a note since /vault was refreshed
+        self.grant = session_grant(str(api.session), ())  # the agent's: its session's scopes
         self._memory: dict[str, Callable[[dict[str, Any]], str]] = {
             "memory_search": lambda a: _json(
                 self.api.search(str(a["query"]), int(a.get("limit") or 5), Filters())
@@ -149,7 +157,8 @@ class Tools:
 
         try:
             if name in self._memory:
-                text = self._memory[name](arguments)
+                with self._as_agent():
+                    text = self._memory[name](arguments)
                 self.stale_view |= name in WRITING_TOOLS
                 return Outcome(_clip(text), True)
             if name in WORKSPACE_TOOLS:
@@ -166,6 +175,16 @@ class Tools:
             return Outcome(f"error: {exc.one_line()}", False)
         except (KeyError, TypeError, ValueError) as exc:
             return Outcome(f"error: bad arguments for {name}: {exc}", False)
+
+    @contextmanager
+    def _as_agent(self) -> Iterator[None]:
+        """The API checks the agent's grant during one memory tool call (on the session's
+        one thread: the host's calls come between tool calls, never during one)."""
+        saved, self.api.grant = self.api.grant, self.grant
+        try:
+            yield
+        finally:
+            self.api.grant = saved
 
     def _workspace(self, name: str, a: dict[str, Any]) -> Outcome:
         box = self.sandbox
