@@ -170,6 +170,30 @@ def test_the_builtin_sandbox_sees_notes_and_memory_md_only(
         _check_inside(box, key)
     finally:
         box.remove()
+    assert not box.view.home.exists()  # the copies go with the container
+
+
+@pytest.mark.docker
+def test_the_next_start_removes_the_view_a_dead_host_left(
+    setup: tuple[Path, Path, str], docker_engine: Any, sandbox_image: str
+) -> None:
+    from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.session import recover
+    from vault_brain.app.vault import Vault
+    from vault_brain.storage.sandbox import Sandbox
+
+    vault, workspace, _ = setup
+    session = f"session-{uuid.uuid4().hex[:8]}"
+    box = Sandbox.start(  # its host then dies: neither the container nor the view removed
+        docker_engine, sandbox_image, workspace=workspace, vault=vault, session=session
+    )
+    assert (box.view.folder / NOTE).is_file()
+    api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), "session-next", "session")
+    try:
+        assert recover(api, docker_engine, vault, lambda text: None) == [session]
+    finally:
+        api.close()
+    assert not box.alive() and not box.view.home.exists()
 
 
 @pytest.fixture

@@ -275,6 +275,8 @@ class SessionRunner:
         ]
         if not isinstance(self.gone, DockerGone):  # else Docker is away: the next start does it
             steps.append(("container", self.sandbox.remove))
+        else:  # (but the view's copies of the notes go now)
+            steps.append(("container", self.sandbox.remove_view))
         for name, step in steps:
             try:
                 step()

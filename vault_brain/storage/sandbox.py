@@ -245,8 +245,12 @@ class Sandbox:
         try:
             remove_container(self.client, self.id)
         finally:
-            if self.view is not None:
-                self.view.remove()
+            self.remove_view()
+
+    def remove_view(self) -> None:
+        """Delete the view's copies (also when Docker is away and the container stays)."""
+        if self.view is not None:
+            self.view.remove()
 
     def __enter__(self) -> Sandbox:
         return self
