@@ -283,6 +283,33 @@ def test_a_body_over_the_limit_is_refused_without_being_held(proxy: Proxy) -> No
     assert sessions_written(proxy.vault) == []
 
 
+def test_a_passthrough_body_streams_within_bounds(vault: Path, upstream: FakeLLMServer) -> None:
+    """Uploads to other /v1 paths stream to the upstream (never held); one declared over
+    128 MB is refused before the upstream hears of it, and one that stalls gets 408."""
+    upstream.routes["/v1/files"] = lambda recorded: Canned(body=b'{"id": "file-1"}')
+    with guarded(vault, upstream, body_timeout=1.0) as proxy:
+        upload = {"content-type": "application/octet-stream"}
+        status, _, data = send(proxy, "POST", "/v1/files", b"x" * 100_000, upload)
+        assert status == 200 and data == {"id": "file-1"}
+        assert len(upstream.requests[-1].raw) == 100_000
+        port = port_of(proxy)
+        head = f"POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+        for extra, status in (
+            (f"Content-Length: {200 * 1024 * 1024}\r\n\r\n", 413),
+            ("Content-Length: 100\r\n\r\nabc", 408),
+        ):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(head + extra.encode())
+                response = http.client.HTTPResponse(sock)
+                response.begin()
+                assert response.status == status
+                assert_vb_error(
+                    json.loads(response.read()), "too_large" if status == 413 else "timeout"
+                )
+            if status == 413:  # (a stalled body's head has gone upstream: it streams)
+                assert len(upstream.requests) == 1
+
+
 def _send_quietly(sock: socket.socket, data: bytes) -> None:
     with contextlib.suppress(OSError):  # the server may close once it has answered
         sock.sendall(data)

@@ -9,6 +9,10 @@ memory by changing its base URL.
 - `POST /v1/vb/feedback` `{"session", "signal"}`: `vb feedback` over HTTP.
 - Any other `/v1/...`: passed to the upstream and back, streamed, untouched.
 
+Before any of it, `boundary` decides who may ask and how much: no web page unless its
+origin is allowed, the Host of the address served, JSON bodies of bounded size, time and
+depth, paths that stay under /v1/.
+
 A thin adapter: retrieval, recording and capture are `ProxyAPI` calls; this module speaks
 HTTP. Errors that are vb's own are `{"version": 2, "error": {"code", "message", "hint"}}`;
 the upstream's errors pass through as they are.
@@ -50,6 +54,7 @@ from vault_brain.interfaces.serve.boundary import (
     Boundary,
     Refusal,
     bounded_stream,
+    check_length,
     passthrough_path,
     read_json,
 )
@@ -335,6 +340,7 @@ class Proxy:
         assert self.client is not None
         try:
             path = passthrough_path(request.scope.get("raw_path") or request.url.path.encode())
+            check_length(request, PASSTHROUGH_MAX_BODY)
         except Refusal as exc:
             return exc.response()
         has_body = "content-length" in request.headers or "transfer-encoding" in request.headers

@@ -38,6 +38,7 @@ MAX_BODY = 4 * 1024 * 1024  # bytes of a body vb parses (Chat Completions, feedb
 PASSTHROUGH_MAX_BODY = 128 * 1024 * 1024  # bytes streamed to the upstream (files, audio)
 BODY_TIMEOUT = 30.0  # seconds for a whole parsed body, or for each passthrough chunk
 LINGER = 1.0  # seconds a refused body is read on (and dropped) so the client sees why
+LINGER_GAP = 0.2  # ... unless nothing comes for this long
 PREFLIGHT_MAX_AGE = "600"
 EXPOSED = "X-VB-Memory-Ids, X-VB-Session"
 METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
@@ -213,12 +214,16 @@ async def _linger(request: Request) -> None:
     answer rather than a reset connection; never when it waits for 100-continue."""
     if request.headers.get("expect", "").lower() == "100-continue":
         return
+    chunks = request.stream().__aiter__()
     with anyio.move_on_after(LINGER):
-        try:
-            async for _ in request.stream():
-                pass
-        except ClientDisconnect:
-            pass
+        while True:
+            with anyio.move_on_after(LINGER_GAP) as gap:
+                try:
+                    await chunks.__anext__()
+                except (StopAsyncIteration, ClientDisconnect):
+                    return
+            if gap.cancelled_caught:  # nothing more is coming
+                return
 
 
 async def read_body(request: Request, limit: int, timeout: float) -> bytes:
@@ -271,12 +276,17 @@ async def read_json(request: Request, limit: int, timeout: float) -> bytes:
     return raw
 
 
-async def bounded_stream(request: Request, limit: int, timeout: float) -> AsyncIterator[bytes]:
-    """A passthrough body as it arrives: each chunk within `timeout`, `limit` bytes in all
-    (else `Refusal`, raised to whoever reads it)."""
+def check_length(request: Request, limit: int) -> None:
+    """413 when the declared Content-Length is over `limit` (before anything is read)."""
     declared = _declared_length(request)
     if declared is not None and declared > limit:
         raise _too_large(limit)
+
+
+async def bounded_stream(request: Request, limit: int, timeout: float) -> AsyncIterator[bytes]:
+    """A passthrough body as it arrives: each chunk within `timeout`, `limit` bytes in all
+    (else `Refusal`, raised to whoever reads it; see `check_length` for the declared
+    length, checked before the request goes upstream)."""
     size = 0
     chunks = request.stream().__aiter__()
     while True:
