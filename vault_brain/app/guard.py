@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from vault_brain.app.memo import redacted
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import RefusedError
-from vault_brain.domain.gate import Verdict, judge
+from vault_brain.domain.gate import MAX_SCAN_CHARS, Verdict, judge
 from vault_brain.storage.events import refused
 
 PERSON = "cli"  # the one source that is a person at a keyboard; every other is an agent
 MIN_MEMORY_WORDS = 1  # a store with no word at all is a fragment
-MAX_MEMORY_CHARS = 16_000
+MAX_MEMORY_CHARS = 16_000  # an agent's memory; a person's may be up to the gate's MAX_SCAN_CHARS
 
 
 def admit(
@@ -34,7 +34,9 @@ def admit(
 ) -> list[str]:
     """Check a memory (its text, and its title if new) before it is written. Raises
     `RefusedError` for an agent's refused text and for a person's secret (without
-    `allow_secret`); returns warnings for the rest of what a person may keep."""
+    `allow_secret`); returns warnings for the rest of what a person may keep. The size is
+    checked first: a text too long to store is refused before any scan."""
+    check_size(vault, text, source=source, where=where)
     found = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS).reasons
     verdict = Verdict(tuple(dict.fromkeys(found + judge(title).reasons)))
     if verdict.ok:
@@ -56,6 +58,22 @@ def admit(
         )
     kept = Verdict(tuple(r for r in verdict.reasons if r != "fragment"))
     return [] if kept.ok else [f"{kept.why()}: stored, and left out of what agents are shown"]
+
+
+def check_size(vault: Vault, text: str, *, source: str, where: str) -> None:
+    """`RefusedError` for a memory longer than its source may store (an agent:
+    `MAX_MEMORY_CHARS`; a person: the most the gate scans), told before the text is read."""
+    limit = MAX_MEMORY_CHARS if source != PERSON else MAX_SCAN_CHARS
+    if len(text) <= limit:
+        return
+    refused(vault.paths, where, {"wall": 1})
+    raise RefusedError(
+        f"not stored: {len(text):,} characters is too much text for one memory (at most {limit:,})",
+        hint="store the fact itself in a few sentences"
+        if source != PERSON
+        else "split it into several memories, or keep the document in a project folder and "
+        "run vb extract on it",
+    )
 
 
 def for_agent(vault: Vault, text: str, where: str) -> str:

@@ -46,7 +46,16 @@ from vault_brain.domain.gate.patterns import (
 from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import split_sentences
 
-__all__ = ["LABELS", "REASONS", "Verdict", "clean", "judge", "prose_sentences", "redact"]
+__all__ = [
+    "LABELS",
+    "MAX_SCAN_CHARS",
+    "REASONS",
+    "Verdict",
+    "clean",
+    "judge",
+    "prose_sentences",
+    "redact",
+]
 
 REASONS = (
     "injection",
@@ -80,10 +89,15 @@ _WHAT = {
     "wall": "too much text for one memory",
 }
 MAX_SENTENCE_CHARS = 1000
+MAX_SCAN_CHARS = 100_000
+"""The most text the gate scans in one call (about a second at worst, under 0.2 s for prose):
+the size is checked before any pattern runs. A longer text is refused whole as a wall
+(`judge`, `prose_sentences`); `redact` scans its first lines up to this size and replaces the
+rest by one marker, so a huge hand-written note reaches an agent cut, never unjudged."""
 _SHELL_FENCES = frozenset(
     {"sh", "bash", "zsh", "shell", "console", "powershell", "ps1", "cmd", "bat"}
 )
-_INLINE_CODE = lazy(r"`+([^`]+)`+")
+_INLINE_CODE = lazy(r"(?<!`)`+([^`]+)`+")
 _MARKER = lazy(r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)*(?:#{1,6}\s+)?)")
 
 
@@ -123,10 +137,16 @@ _FIRST_PERSON = lazy(
 )
 
 
-@lru_cache(maxsize=4096)
 def _sentence_reasons(raw: str) -> tuple[str, ...]:
     """Everything refused in one sentence (cached: summaries and capture judge the same
-    sentences)."""
+    sentences; a sentence too long to be one is judged each time, so the cache's size stays
+    bounded)."""
+    if len(raw) > MAX_SENTENCE_CHARS:
+        return _scan_sentence(raw)
+    return _cached_reasons(raw)
+
+
+def _scan_sentence(raw: str) -> tuple[str, ...]:
     folded = fold(raw)
     reasons: list[str] = []
     if (
@@ -146,6 +166,9 @@ def _sentence_reasons(raw: str) -> tuple[str, ...]:
     for code in _INLINE_CODE.findall(raw):
         reasons += filter(None, [_shape(code)])
     return tuple(dict.fromkeys(reasons))
+
+
+_cached_reasons = lru_cache(maxsize=4096)(_scan_sentence)
 
 
 def _shape(text: str) -> str | None:
@@ -276,6 +299,8 @@ def prose_sentences(content: str) -> tuple[list[str], Counter[str]]:
     how many pieces were refused, by reason."""
     kept: list[str] = []
     refused: Counter[str] = Counter()
+    if len(content) > MAX_SCAN_CHARS:
+        return kept, Counter({"wall": 1})
     for piece in _pieces(content):
         if piece.reasons:
             refused[piece.reasons[0]] += 1
@@ -285,7 +310,10 @@ def prose_sentences(content: str) -> tuple[list[str], Counter[str]]:
 
 
 def judge(text: str, *, min_words: int = 0, max_chars: int | None = None) -> Verdict:
-    """Whether `text` may be stored as (or in) a memory: every reason it may not."""
+    """Whether `text` may be stored as (or in) a memory: every reason it may not. A text over
+    `MAX_SCAN_CHARS` is a wall, refused before any scan."""
+    if len(text) > MAX_SCAN_CHARS:
+        return Verdict(("wall",))
     reasons: dict[str, None] = {}
     for piece in _pieces(text):
         reasons.update(dict.fromkeys(piece.reasons))
@@ -299,7 +327,12 @@ def judge(text: str, *, min_words: int = 0, max_chars: int | None = None) -> Ver
 def redact(text: str) -> tuple[str, Counter[str]]:
     """`text` with every refused part replaced by a marker (`[redacted: credential]`):
     a secret inside a sentence by itself, any other refused sentence, line or block whole.
-    Returns the text and what was redacted, by reason."""
+    Returns the text and what was redacted, by reason. Of a text over `MAX_SCAN_CHARS`, the
+    lines that fit are redacted and the rest is one marker (`[redacted: text]`)."""
+    if len(text) > MAX_SCAN_CHARS:
+        head, in_head = redact(text[: _cut(text, MAX_SCAN_CHARS)])
+        in_head["wall"] += 1
+        return f"{head}\n{_marker('wall')}".lstrip("\n"), in_head
     source = text.split("\n")
     lines: list[str | None] = list(source)
     found: Counter[str] = Counter()
@@ -329,6 +362,15 @@ def redact(text: str) -> tuple[str, Counter[str]]:
         lines[row] = (prefix.group(1) if prefix else "") + " ".join(_collapse(parts))
     kept = [line for line in lines if line is not None]
     return clean("\n".join(_collapse(kept))), found
+
+
+def _cut(text: str, size: int) -> int:
+    """Where to cut `text` to at most `size` characters: at a line's end, else between words
+    (a word, which may be a key, is never cut in two), else nothing is kept."""
+    cut = text.rfind("\n", 0, size + 1)
+    if cut < size // 2:
+        cut = max(cut, *(text.rfind(space, 0, size + 1) for space in " \t"))
+    return max(cut, 0)
 
 
 def _without_secrets(sentence: str, reasons: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:

@@ -120,7 +120,7 @@ INJECTION = any_tested(
     r"\bnouvelles? (?:instructions?|règles?|consignes?|directives?)\b|\b(?:message|invite|prompt) (?:du )?système\b",
     r"\bnuevas? (?:instrucciones?|reglas?|directrices?|órdenes)\b|\b(?:mensaje|prompt) del sistema\b",
     # addressed to the assistant
-    rf"(?:\b(?:note|message|instructions?|reminder|attention|hint|important|warning|notice|consigne|nota|mensaje)|\w*(?:hinweis|nachricht|anweisung))"
+    rf"(?:\b(?:note|message|instructions?|reminder|attention|hint|important|warning|notice|consigne|nota|mensaje)|\b\w*(?:hinweis|nachricht|anweisung))"
     rf" (?:to|for|an|für|à|pour|para|a) (?:the |any |all |die |der |das |den |dem |l'|la |le |el |cualquier |toute )?(?:\w+ )?{_AI}s?\b",
     rf"\b{_AI}s? (?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|grading|that reads?)"
     r" (?:this|these|the following)\b",
@@ -286,7 +286,7 @@ SECRET = any_of(
     # the same assignment inside a sentence, when its value is not a plain number
     r"(?<![\w-])[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWORT|KENNWORT|PASS|PWD|AUTH"
     r"|CREDENTIALS?)[A-Z0-9_]*\s*=\s*(?![\d.,_]+(?:\s|$))\S{4,}",
-    r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:[^\s@/]{3,}@",
+    r"\b[a-z][a-z0-9+.\-]{0,40}://[^\s:/@]*:[^\s@/]{3,}@",
     r"(?i:\b(?:account|routing|iban|sort code|card|credit card|debit card|cvv|cvc|ssn|social security"
     r"|tax id|passport)(?: number| no\.?| #)?\s*(?:is|:|=)?\s*\d[\d -]{5,}\d)",
     r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b|\b(?:\d{4}[ -]){3}\d{4}\b",
@@ -411,7 +411,7 @@ CODE_START = any_tested(
 )
 CODE_ANYWHERE = any_tested(
     r"\b(?:eval|exec|system|popen|subprocess\.\w+|os\.system|__import__)\s*\(",
-    r"=>|::\w|\)\s*\{|\w+\([^()\n]*\)\s*;",
+    r"=>|::\w|\)\s*\{|\b\w+\([^()\n]*\)\s*;",
     r"\b(?:def|function|func|fn) \w+\s*\(|\bclass \w+\s*[(:{]|\blambda \w*\s*:",
     r"\bfor \w+ in [\w.]+\(|\b(?:print|console\.\w+|printf|echo)\s*\(",
     r"\b\w+\s*=\s*[\w.]+\([^\n]*\)|\bre\.compile\(",
@@ -442,7 +442,7 @@ TOOL_ANYWHERE = any_tested(
     r"traceback \(most recent call last\)|exception in thread|\bsegmentation fault\b"
     r"|\bcore dumped\b",
     r"\b\w+(?:error|exception): ",
-    r"=+ [^\n]*\b(?:passed|failed|error)\b[^\n]*=+|\b\d+ (?:passed|failed)(?:, \d+ \w+)* in [\d.]+s\b",
+    r"(?<!=)=+ [^\n]*\b(?:passed|failed|error)\b[^\n]*=+|\b\d+ (?:passed|failed)(?:, \d+ \w+)* in [\d.]+s\b",
     r"\"(?:tool|tool_calls?|function|function_call|arguments|tool_use|tool_name)\"\s*:",
     r"\[(?:tool|function)\b[^\]]*\]",
     r"\b(?:tool|function) (?:call|result|output)\s*:\s*[\w.\-]+\s*\(",
@@ -458,6 +458,6 @@ RAW_SHAPES = (
     ),
     (
         "tool_output",
-        lazy(r"(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
+        lazy(r"(?<!\S)(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
     ),
 )
