@@ -45,6 +45,7 @@ from vault_brain.storage.project_files import (
     vault_folders,
     walk,
 )
+from vault_brain.storage.regular import read_regular
 
 if TYPE_CHECKING:
     from vault_brain.app.vault import Vault
@@ -84,7 +85,7 @@ class ExtractResult(Result):
     refused: dict[str, int]
     """Items the gate kept out, by reason (their text is not stored anywhere)."""
     skipped: list[str] = field(default_factory=list)
-    """Files passed over, with why (too big, not UTF-8)."""
+    """Files passed over, with why (too big, not a regular file, not UTF-8)."""
     extractor: str = "offline"
     """offline, or llm (a model extracted more, beside the offline rules)."""
     dry_run: bool = False
@@ -147,8 +148,8 @@ def extract(
     # items.json changed since this machine wrote it (a pull, a hand edit): read every file
     trusted = raw is not None and digest(raw) == registry.items_digest
     known = {item.id: item for item in old_items}
-    sources, big = walk(root, walked, vault_folders(vault.paths.root))
-    skipped = [f"{r} (over 1 MB)" for r in big]
+    sources, passed = walk(root, walked, vault_folders(vault.paths.root))
+    skipped = [f"{r} ({why})" for r, why in passed.items()]
     stamps: dict[str, Stamp] = {}
     changed: dict[str, list[Item]] = {}
     refused: Counter[str] = Counter()
@@ -177,7 +178,7 @@ def extract(
 
             drafts = drafts + more_drafts(llm, text, source.rel, drafts, refused)
         changed[source.rel] = identify(drafts, source.rel, registry.project, now, known)
-    present = {s.rel for s in sources} | set(big)  # a file too big now keeps its items
+    present = {s.rel for s in sources} | set(passed)  # a file passed over keeps its items
     gone = sorted(
         r
         for r in {i.source_file for i in old_items} | set(registry.files)
@@ -218,7 +219,7 @@ def extract(
 
 def _read(source: SourceFile, skipped: list[str]) -> bytes | None:
     try:
-        data = source.path.read_bytes()
+        data = read_regular(source.path)  # (a FIFO swapped in since the walk: refused)
         data.decode("utf-8")
     except UnicodeDecodeError:
         skipped.append(f"{source.rel} (not UTF-8 text)")

@@ -6,6 +6,7 @@ from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.notes import Note, note_from_parsed
 from vault_brain.storage.frontmatter import parse_text
+from vault_brain.storage.regular import read_regular
 
 
 def note_from_bytes(rel: str, raw: bytes) -> Note:
@@ -21,4 +22,6 @@ def note_from_bytes(rel: str, raw: bytes) -> Note:
 
 
 def load_note(root: Path, rel: str) -> Note:
-    return note_from_bytes(rel, (root / PurePosixPath(rel)).read_bytes())
+    """The note at `rel`; a FIFO or device under a note's name is refused, not waited on
+    (`NotRegularFileError`, an `OSError`)."""
+    return note_from_bytes(rel, read_regular(root / PurePosixPath(rel)))

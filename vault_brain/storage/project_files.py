@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.storage.regular import NOT_REGULAR, is_regular
 
 SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".txt"})
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"})
@@ -58,12 +59,15 @@ def _counts(name: str) -> bool:
     return Path(name).suffix.lower() in SUFFIXES and not name.startswith(".")
 
 
-def walk(root: Path, paths: list[Path], skip: list[Path]) -> tuple[list[SourceFile], list[str]]:
+def walk(
+    root: Path, paths: list[Path], skip: list[Path]
+) -> tuple[list[SourceFile], dict[str, str]]:
     """The Markdown and text files under `paths` (hidden folders, dependency and build
-    folders, symlinks and anything under `skip` left out), and the files passed over because
-    they are too big. Files named explicitly count whatever their suffix."""
+    folders, symlinks and anything under `skip` left out), and the files passed over, with
+    why: too big, or not a regular file (a FIFO named `p.md` is never opened: reading it would
+    wait forever). Files named explicitly count whatever their suffix."""
     found: dict[str, SourceFile] = {}
-    big: list[str] = []
+    passed: dict[str, str] = {}
     skipped = {str(s) for s in skip}
     base = str(root).rstrip(os.sep) + os.sep
 
@@ -71,8 +75,10 @@ def walk(root: Path, paths: list[Path], skip: list[Path]) -> tuple[list[SourceFi
         if not path.startswith(base):
             return
         rel = path[len(base) :].replace(os.sep, "/")
-        if st.st_size > MAX_BYTES:
-            big.append(rel)
+        if not is_regular(st):
+            passed[rel] = NOT_REGULAR
+        elif st.st_size > MAX_BYTES:
+            passed[rel] = "over 1 MB"
         else:
             found[rel] = SourceFile(rel, Path(path), st.st_mtime_ns, st.st_size)
 
@@ -96,10 +102,10 @@ def walk(root: Path, paths: list[Path], skip: list[Path]) -> tuple[list[SourceFi
     for start in paths:
         if start.is_dir():
             scan(str(start))
-        elif start.is_file() and not start.is_symlink():
+        elif not start.is_symlink():
             with contextlib.suppress(OSError):
                 add(str(start), start.stat())
-    return [found[rel] for rel in sorted(found)], sorted(big)
+    return [found[rel] for rel in sorted(found)], dict(sorted(passed.items()))
 
 
 def vault_folders(root: Path) -> list[Path]:

@@ -25,6 +25,7 @@ from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
 from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.store import Index
 from vault_brain.storage.notes import note_from_bytes
+from vault_brain.storage.regular import read_regular
 
 log = logging.getLogger("vault_brain.search")
 INSTALL_HINT = "pip install 'vault-brain[embeddings]'"
@@ -87,7 +88,7 @@ class HybridSearcher(Searcher):
 
     def _note_text(self, rel: str) -> str | None:
         try:
-            raw = self.index.paths.note(rel).read_bytes()
+            raw = read_regular(self.index.paths.note(rel))
         except OSError:
             return None
         try:

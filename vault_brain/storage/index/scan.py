@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
+from vault_brain.storage.regular import is_regular
 
 
 def is_note_name(name: str) -> bool:
@@ -66,6 +67,8 @@ def scan(paths: VaultPaths) -> dict[str, list[int]]:
                         if entry.is_symlink() and not inside_vault(entry.path, real_root):
                             continue  # a link out of the vault is never read
                         st = entry.stat()
+                        if not is_regular(st):
+                            continue  # a FIFO or device named like a note is never read
                         found[prefix + name] = [st.st_mtime_ns, st.st_size]
                 except OSError:
                     continue

@@ -19,6 +19,7 @@ from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
 from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.index.store import Index, filter_terms
+from vault_brain.storage.regular import read_regular
 
 # A query is analysed from its first MAX_QUERY_CHARS characters into at most MAX_QUERY_TERMS
 # distinct terms: a pasted 100,000-word message is still answered in milliseconds.
@@ -176,6 +177,6 @@ class Searcher:
 
     def _body(self, rel: str, fallback: str) -> str:
         try:
-            return body_text(self.index.paths.note(rel).read_bytes())
+            return body_text(read_regular(self.index.paths.note(rel)))
         except OSError:
             return fallback

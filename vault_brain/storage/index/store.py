@@ -39,6 +39,7 @@ from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, docum
 from vault_brain.storage.index.segments import commit, fast_writer, merge_small, row_column
 from vault_brain.storage.notes import note_from_bytes
 from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.regular import read_regular
 
 Progress = Callable[[int, int], None]
 
@@ -189,7 +190,7 @@ class Index:
                 full = self.paths.note(rel)
                 try:
                     st = full.stat()
-                    raw = full.read_bytes()
+                    raw = read_regular(full)
                 except OSError:
                     writer.delete_by_term("path", rel)
                     continue
