@@ -12,6 +12,7 @@ the server keeps running.
 
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -36,6 +37,7 @@ from vault_brain.app.results import (
 )
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes import Filters
+from vault_brain.interfaces.mcp.bounds import guard_stdin, refuse
 from vault_brain.interfaces.mcp.params import (
     Category,
     Content,
@@ -58,6 +60,7 @@ from vault_brain.storage.files import io_error
 
 log = logging.getLogger("vault_brain.mcp")
 WARM_AFTER = 2.0  # seconds after start when the index keeper starts if no call came yet
+STOP_SECONDS = 2.0  # how long a SIGTERM'd server finishes its pending writes before it leaves
 
 INSTRUCTIONS = """\
 Long-term memory kept as a Markdown vault (vault_brain). Search it before answering
@@ -130,6 +133,7 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
     server: MCPServer = MCPServer(
         name="vault-brain", version=__version__, instructions=instructions, log_level="WARNING"
     )
+    server.middleware.append(refuse)  # answers the messages too big or deep to read (bounds)
     later = _Later(warm)
 
     @contextlib.contextmanager
@@ -257,11 +261,25 @@ def serve(api: MemoryAPI, warm: Callable[[], None] | None = None) -> None:
     `build_server`."""
     log.info("vb mcp: vault %s, session %s", api.vault.root, api.session)
 
+    stopped: list[int] = []
+
     def stop(signum: int, frame: Any) -> None:
+        stopped.append(signum)
         raise SystemExit(128 + signum)  # unwinds through `finally`: pending accesses recorded
 
     signal.signal(signal.SIGTERM, stop)
+    guard_stdin()
     try:
         build_server(api, warm).run("stdio")
     finally:
-        api.close()
+        if not stopped:
+            api.close()
+        else:  # SIGTERM: pending accesses get STOP_SECONDS (the lock may be held for long: the
+            # next start writes what is left), and the SDK's worker threads (one blocked in a
+            # read of stdin) are not waited for
+            closing = threading.Thread(target=api.close, name="vb-mcp-close", daemon=True)
+            closing.start()
+            closing.join(STOP_SECONDS)
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(128 + stopped[0])
