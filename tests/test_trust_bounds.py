@@ -284,3 +284,16 @@ def test_vb_index_and_search_pass_over_a_fifo_named_like_a_note(vault: Path) -> 
     assert [r["title"] for r in json.loads(found.stdout)["results"]] == ["Tea"]
     done = vb("--vault", str(vault), "index")
     assert done.returncode == 0, done.stderr
+
+
+def test_too_many_tags_get_a_clear_error_and_the_server_goes_on(vault: Path) -> None:
+    srv = McpServer(server_params(vault, VB_SESSION_ID="bounds"))
+    try:
+        tags = [f"t{n}" for n in range(100_000)]
+        result = call_within(srv, 20, "memory_store", {**STORE, "content": "Tea.", "tags": tags})
+        assert result.is_error
+        assert "at most 50 items" in str(getattr(result.content[0], "text", result.content[0]))
+        assert not (vault / "entities" / "people" / "huge.md").exists()
+        assert srv.ok("credit_report", {"top_n": 1})["count"] == 0
+    finally:
+        srv.close()

@@ -21,8 +21,18 @@ Category = Annotated[
 Name = Annotated[
     str, Field(min_length=1, max_length=200, description="Short title; also the file name.")
 ]
-Content = Annotated[str, Field(min_length=1, description="The memory, in Markdown.")]
-Tags = Annotated[list[str] | None, Field(description="Tags without '#', e.g. ['work', 'q3'].")]
+Content = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="The memory, in Markdown: a fact in a few sentences (at most 16,000 "
+        "characters; a longer one is refused before it is read).",
+    ),
+]
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=100)]] | None,
+    Field(max_length=50, description="Tags without '#', e.g. ['work', 'q3'] (at most 50)."),
+]
 NoteRef = Annotated[
     str,
     Field(min_length=1, max_length=500, description="A note id (from memory_search) or its path."),
