@@ -209,12 +209,12 @@ def runner(
     vault, workspace, _ = setup
     session = f"session-{uuid.uuid4().hex[:8]}"
     api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), session, source="session")
+    llm = check_model(api)  # (before the container, as `vb session` does)
     box = Sandbox.start(
         docker_engine, sandbox_image, workspace=workspace, vault=vault, session=session
     )
-    run = SessionRunner(api, check_model(api), box, session, lambda text: None)
     try:
-        yield run
+        yield SessionRunner(api, llm, box, session, lambda text: None)
     finally:
         box.remove()
         api.close()
