@@ -170,7 +170,7 @@ def test_the_builtin_sandbox_sees_notes_and_memory_md_only(
         _check_inside(box, key)
     finally:
         box.remove()
-    assert not box.view.home.exists()  # the copies go with the container
+    assert box.view is not None and not box.view.home.exists()  # the copies go with it
 
 
 @pytest.mark.docker
@@ -187,7 +187,7 @@ def test_the_next_start_removes_the_view_a_dead_host_left(
     box = Sandbox.start(  # its host then dies: neither the container nor the view removed
         docker_engine, sandbox_image, workspace=workspace, vault=vault, session=session
     )
-    assert (box.view.folder / NOTE).is_file()
+    assert box.view is not None and (box.view.folder / NOTE).is_file()
     api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), "session-next", "session")
     try:
         assert recover(api, docker_engine, vault, lambda text: None) == [session]
