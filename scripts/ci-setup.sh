@@ -45,7 +45,8 @@ show_dockerd_log() {
 }
 if ! docker_ok; then
     started=""
-    log_from=$(( $($SUDO cat "$DOCKERD_LOG" 2>/dev/null | wc -l) + 1 ))
+    # (no log yet on a fresh machine: 0 lines, not a failed pipeline under pipefail)
+    log_from=$(( $( { $SUDO cat "$DOCKERD_LOG" 2>/dev/null || true; } | wc -l) + 1 ))
     if [ -s /var/run/docker.pid ] && $SUDO kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
         echo "ci-setup: dockerd pid $(cat /var/run/docker.pid) runs but does not answer yet; waiting"
     else
