@@ -33,7 +33,7 @@ ROLES = ("admin", "project", "skill")
 def check_scope(value: str, what: str = "scope") -> str:
     """A scope as given by a person or an agent, checked (raises with a hint)."""
     scope = str(value).strip()
-    if not _SCOPE.match(scope):
+    if not _SCOPE.fullmatch(scope):
         raise UsageError(f"{what} {value!r} is not a scope", hint=SCOPE_HINT)
     return scope
 

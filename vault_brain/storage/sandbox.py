@@ -139,7 +139,7 @@ class Sandbox:
 
         from vault_brain.storage.sandbox_view import VaultView
 
-        if not _NAME.match(session):
+        if not _NAME.fullmatch(session):
             raise SandboxError(
                 f"invalid session id {session!r} for a container name",
                 hint="use letters, digits, '.', '_' or '-'",
