@@ -111,7 +111,8 @@ def session(
     """Talk to an agent that remembers, its tools sandboxed in Docker.
 
     Workspace tools (commands, files) run in a container through docker exec. The sandbox
-    has no network, no capabilities, a read-only root and the vault read-only; no key or vb
+    has no network, no capabilities, a read-only root and a read-only view of the notes the
+    session may read (never transcripts, .git, .vb or private notes); no key or vb
     configuration is ever inside it. /good /bad /status /compact /quit /help
     are handled by vb. At the end the transcript is flushed into memory and the vault
     committed with a one-line summary."""
