@@ -13,7 +13,6 @@ import ctypes
 import errno
 import json
 import os
-import stat
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
 from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.regular import NOT_REGULAR, NotRegularFileError, read_regular
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -80,20 +80,28 @@ def remove_dead_temps(*folders: Path) -> None:
                         os.unlink(entry.path)
 
 
+def _outside(paths: VaultPaths, path: Path) -> tuple[str, str] | None:
+    """(`path` as shown, its real path) when that real path lies outside the vault, else None."""
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(paths.root)
+    if real == real_root or real.startswith(real_root + os.sep):
+        return None
+    try:
+        return path.relative_to(paths.root).as_posix(), real
+    except ValueError:
+        return str(path), real
+
+
 def ensure_inside(paths: VaultPaths, path: Path) -> None:
     """Refuse to write `path` unless it lies inside the vault and no component of it that
     exists (a folder, or the file itself) is a symlink leading out of the vault. Called
     immediately before each write, for paths from callers and paths vb builds alike."""
-    real_root = os.path.realpath(paths.root)
     probe = path
     while not os.path.lexists(probe) and probe != probe.parent:
         probe = probe.parent
-    real = os.path.realpath(probe)
-    if real != real_root and not real.startswith(real_root + os.sep):
-        try:
-            shown = probe.relative_to(paths.root).as_posix()
-        except ValueError:
-            shown = str(probe)
+    outside = _outside(paths, probe)
+    if outside is not None:
+        shown, real = outside
         raise VaultBrainError(
             f"refusing to write {path.name}: {shown} leads outside the vault (to {real})",
             hint="replace that symlink with a real folder inside the vault",
@@ -106,35 +114,25 @@ def read_inside(paths: VaultPaths, path: Path) -> bytes:
     vault: a synced symlink must not make vb read (and sync back) a file outside it. Only a
     regular file is read (a FIFO would hang). FileNotFoundError when it is not there."""
     real = check_read_inside(paths, path)
-    with open(real, "rb", opener=_regular_only) as handle:
-        return handle.read()
+    try:
+        return read_regular(real)
+    except NotRegularFileError:
+        raise VaultBrainError(
+            f"refusing to read {path.name}: {NOT_REGULAR}", hint="replace it with a file"
+        ) from None
 
 
 def check_read_inside(paths: VaultPaths, path: Path) -> str:
     """`path`'s real path, unless it leads outside the vault (then the error of `read_inside`)."""
-    real = os.path.realpath(path)
-    real_root = os.path.realpath(paths.root)
-    if real != real_root and not real.startswith(real_root + os.sep):
-        try:
-            shown = path.relative_to(paths.root).as_posix()
-        except ValueError:
-            shown = str(path)
+    outside = _outside(paths, path)
+    if outside is not None:
+        shown, real = outside
         raise VaultBrainError(
             f"refusing to read {shown}: it leads outside the vault (to {real})",
             hint="replace that symlink with the file itself: vb never reads through a symlink "
             "out of the vault",
         )
-    return real
-
-
-def _regular_only(name: str, flags: int) -> int:
-    fd = os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise VaultBrainError(
-            f"refusing to read {name}: not a regular file", hint="replace it with a file"
-        )
-    return fd
+    return os.path.realpath(path)
 
 
 def atomic_write(

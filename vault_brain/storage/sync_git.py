@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.sync_trust import Entry
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
 
 ATTRIBUTES_HEADER = "# vb's merge drivers"
@@ -313,14 +314,21 @@ def _changes(repo: Any, base: str, head: str) -> dict[str, str]:
     return changes
 
 
-def _tree(repo: Any, commit: str) -> dict[str, str]:
+def tree(repo: Any, commit: str) -> dict[str, Entry]:
+    """Every file of `commit`'s tree (path -> mode and blob)."""
     out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
-    tree: dict[str, str] = {}
+    entries: dict[str, Entry] = {}
     for item in out.split("\0"):
         if item:
             meta, _, path = item.partition("\t")
-            tree[path] = meta.split()[2]
-    return tree
+            mode, kind, sha = meta.split()
+            if kind in ("blob", "commit"):  # a file, a symlink, or a submodule's commit
+                entries[path] = Entry(mode, sha)
+    return entries
+
+
+def _tree(repo: Any, commit: str) -> dict[str, str]:
+    return {path: entry.sha for path, entry in tree(repo, commit).items()}
 
 
 def start_merge(repo: Any, ref: str) -> None:

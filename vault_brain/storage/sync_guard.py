@@ -17,7 +17,7 @@ from vault_brain.domain.sync_trust import (
     vault_rel,
 )
 from vault_brain.storage.files import atomic_write
-from vault_brain.storage.sync_git import ATTRIBUTES, top
+from vault_brain.storage.sync_git import ATTRIBUTES, top, tree
 
 INFO_BEGIN = "# vb's merge rules (written by vb sync; they win over any .gitattributes)"
 INFO_END = "# end of vb's merge rules"
@@ -30,19 +30,6 @@ def prefix_of(repo: Any, vault_root: Path) -> str:
     rel = Path(os.path.relpath(os.path.realpath(vault_root), os.path.realpath(top(repo))))
     posix = rel.as_posix()
     return "" if posix == "." else posix
-
-
-def tree(repo: Any, commit: str) -> dict[str, Entry]:
-    """Every file of `commit`'s tree (path -> mode and blob)."""
-    out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
-    entries: dict[str, Entry] = {}
-    for item in out.split("\0"):
-        if item:
-            meta, _, path = item.partition("\t")
-            mode, kind, sha = meta.split()
-            if kind in ("blob", "commit"):  # a file, a symlink, or a submodule's commit
-                entries[path] = Entry(mode, sha)
-    return entries
 
 
 def _blob(repo: Any, sha: str, limit: int) -> bytes:
