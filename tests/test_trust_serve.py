@@ -509,3 +509,46 @@ def test_the_bearer_scheme_is_case_insensitive(vault: Path, upstream: FakeLLMSer
         assert len(upstream.requests) == 4
         assert all(r.headers["authorization"] == f"Bearer {CONFIG_KEY}" for r in upstream.requests)
         proxy.idle()
+
+
+def test_a_long_message_is_counted_before_the_vault_lock_is_taken(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting a long message's tokens takes the tokenizer up to a second: the turn's
+    append must not spend it holding the lock that feedback and every other writer wait for.
+    (The counter is wrapped to look at the lock while it counts; the count is the real one.)"""
+    import fcntl
+
+    from vault_brain.storage import transcript
+    from vault_brain.storage.tokens import get_counter
+
+    real = get_counter()
+    lock_path = vault / ".vb" / "vault.lock"
+    counted_while_locked: list[int] = []
+
+    class Watching:
+        name = real.name
+
+        def count(self, text: str) -> int:
+            with open(lock_path, "a+b") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+                except BlockingIOError:
+                    counted_while_locked.append(len(text))
+            return real.count(text)
+
+    monkeypatch.setattr(transcript, "get_counter", Watching)
+    long = "the tea order for the whole office, item by item. " * 8000  # 400,000 characters
+    api = ProxyAPI(Vault.open(vault))
+    try:
+        assert api.vault.paths.vault_lock == lock_path
+        turn = Turn("big-turn", "k1", [{"role": "user", "content": long}], [])
+        turn.replies = [{"role": "assistant", "content": "Noted."}]
+        api.record_turn(turn)
+    finally:
+        api.close()
+    assert [n for n in counted_while_locked if n >= 4096] == []  # (short ones: under 1 ms)
+    info = json.loads((vault / "sessions" / "sessions.json").read_text())["sessions"]
+    row = info["big-turn"]
+    assert row["tokens"] == real.count(long) + real.count("Noted.")

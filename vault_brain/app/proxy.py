@@ -46,7 +46,7 @@ from vault_brain.domain.text import content_words, unique
 from vault_brain.storage.events import refused
 from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.tokens import get_counter
-from vault_brain.storage.transcript import append, read_records
+from vault_brain.storage.transcript import append, precount, read_records
 
 log = logging.getLogger("vault_brain.serve")
 
@@ -189,6 +189,7 @@ def record_turn(vault: Vault, turn: Turn, counters: bool = True) -> TurnResult:
     if turn.owner is not None:
         inputs = [{**r, "grant": turn.owner} for r in inputs]
         replies = [{**r, "grant": turn.owner} for r in replies]
+    precount([*inputs, *replies])  # (long messages counted before the vault lock is taken)
     with vault.transaction() as tx:
         written = append(vault.paths, turn.session, inputs, tx=tx)
         if turn.memories:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,8 +55,40 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
+# The counts of long messages made by `precount`, for the append under the vault lock that
+# follows: a message of megabytes takes the tokenizer up to a second, which must not be spent
+# holding the lock every other writer (feedback, other conversations' turns) waits for.
+PRECOUNT_MIN_CHARS = 4096
+_PRECOUNTED_MAX = 64
+_precounted: OrderedDict[str, int] = OrderedDict()
+_precounted_lock = threading.Lock()
+
+
 def _message_tokens(record: dict[str, Any]) -> int:
-    return get_counter().count(message_text(record))
+    text = message_text(record)
+    if len(text) >= PRECOUNT_MIN_CHARS:
+        with _precounted_lock:
+            counted = _precounted.get(text)
+        if counted is not None:
+            return counted
+    return get_counter().count(text)
+
+
+def precount(records: Iterable[dict[str, Any]]) -> None:
+    """Count the long messages among `records` now, before the caller takes the vault lock:
+    the append that follows finds their counts made."""
+    for record in records:
+        if record_kind(record) not in MESSAGE_TYPES:
+            continue
+        text = message_text(record)
+        if len(text) < PRECOUNT_MIN_CHARS:
+            continue
+        counted = get_counter().count(text)
+        with _precounted_lock:
+            _precounted[text] = counted
+            _precounted.move_to_end(text)
+            while len(_precounted) > _PRECOUNTED_MAX:
+                _precounted.popitem(last=False)
 
 
 @dataclass
@@ -207,6 +241,7 @@ def append(
     it; otherwise the append is its own transaction."""
     if tx is not None:
         return _append(tx, session_id, records)
+    precount(records)
     with transaction(paths) as own:
         return _append(own, session_id, records)
 
