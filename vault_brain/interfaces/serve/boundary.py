@@ -5,7 +5,8 @@ reads it, writes anything or sends anything upstream.
   every cross-origin request) is refused unless that origin was allowed (`vb serve
   --allow-origin`); for an allowed origin vb answers the CORS preflight and sets the CORS
   headers itself, for that origin alone. No `access-control-*` header of the upstream's
-  reaches a client.
+  reaches a client. A browser sends no Origin with a no-cors GET (`<img src>`) or a
+  navigation, but marks it `Sec-Fetch-Site: cross-site` (or `same-site`): refused too.
 - On a loopback TCP address the `Host` must name that address (127.0.0.1:PORT,
   localhost:PORT, [::1]:PORT): a page whose DNS name was rebound to 127.0.0.1 is refused.
 - The bodies vb parses are `application/json` (else 415), at most `max_body` bytes (413; a
@@ -22,6 +23,7 @@ Refusals are vb's JSON errors.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import AsyncIterator, Iterable
 from urllib.parse import unquote, urlsplit
 
@@ -41,6 +43,7 @@ LINGER = 1.0  # seconds a refused body is read on (and dropped) so the client se
 LINGER_GAP = 0.2  # ... unless nothing comes for this long
 PREFLIGHT_MAX_AGE = "600"
 EXPOSED = "X-VB-Memory-Ids, X-VB-Session"
+PAGE_SITES = ("cross-site", "same-site")  # Sec-Fetch-Site of a request another page made
 METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 
 
@@ -147,6 +150,15 @@ class Boundary:
                 f"requests from web pages are refused (Origin {origin!r})",
                 "vb serve is for API clients, which send no Origin; to let a page you trust "
                 f"use it, start vb serve with --allow-origin {origin}",
+            )
+        site = headers.get("sec-fetch-site", "").strip().lower()
+        if origin is None and site in PAGE_SITES:  # (a no-cors GET or a navigation)
+            return error_response(
+                403,
+                "forbidden_origin",
+                f"requests from web pages are refused (Sec-Fetch-Site: {site})",
+                "vb serve is for API clients; a page you allowed with --allow-origin "
+                "calls it with fetch(), which sends its Origin",
             )
         return None
 
@@ -315,11 +327,12 @@ async def bounded_stream(request: Request, limit: int, timeout: float) -> AsyncI
 def passthrough_path(raw_path: bytes) -> str:
     """The part of a request's path after /v1/, as sent (percent-encoded), refused when,
     decoded, it holds a `.` or `..` segment (between slashes or backslashes): the upstream
-    could resolve it to a path outside /v1/."""
+    could resolve it to a path outside /v1/. A segment that servers read as one counts as
+    one (see `_dots`)."""
     path = raw_path.decode("latin-1")
     rest = path[len("/v1/") :] if path.startswith("/v1/") else ""
     decoded = unquote(unquote(rest))  # (twice: a server behind may decode again)
-    if any(part in (".", "..") for part in re.split(r"[/\\]", decoded)):
+    if any(_dots(part) for part in re.split(r"[/\\]", decoded)):
         raise Refusal(
             404,
             "not_found",
@@ -327,3 +340,14 @@ def passthrough_path(raw_path: bytes) -> str:
             "send the path the API documents, without dot segments",
         )
     return rest
+
+
+_PADDING = "".join(chr(c) for c in range(33)) + "\x7f"
+
+
+def _dots(segment: str) -> bool:
+    """A segment some server reads as `.` or `..`: only dots once its path parameter is cut
+    (`..;x`: Tomcat, Jetty, Spring), control characters and blanks around it are dropped
+    and full-width dots folded (NFKC). No API path has such a segment."""
+    name = unicodedata.normalize("NFKC", segment.split(";", 1)[0]).strip(_PADDING)
+    return bool(name) and not name.strip(".")
