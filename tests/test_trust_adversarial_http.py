@@ -9,8 +9,11 @@ under uvicorn on 127.0.0.1 as `vb serve` configures it, in front of the real fak
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
+from mcp.client.stdio import StdioServerParameters
 from test_serve import upstream as upstream  # the fixture
 from test_trust_serve import (
     CHAT,
@@ -20,8 +23,10 @@ from test_trust_serve import (
     send,
     sessions_written,
 )
+from test_trust_tokens import _commit, scoped_note
 
 from fake_llm_server import Canned, FakeLLMServer, completion
+from test_mcp import McpServer
 
 MODELS = b'{"object": "list", "data": []}'
 
@@ -165,3 +170,55 @@ def test_repeated_host_or_content_type_headers_do_not_slip_through(
         ).encode() + body
         assert _raw_answer(port, two_types).startswith(b"HTTP/1.1 415")
         assert proxy.upstream.requests == []
+
+
+# -- vb mcp --confined: what held ------------------------------------------------------------
+
+
+def test_a_confined_agent_cannot_tell_a_hidden_note_from_no_note_by_any_spelling(
+    vault: Path, cli: Any
+) -> None:
+    """Held on this pass, kept so: whichever way the agent spells a path to a note of
+    another scope (backslashes, `./`, `//`, a symlink inside the vault that points at it),
+    every tool answers exactly what it answers for a path where there is no note; a path
+    into `sessions/` reads the same whether the transcript exists or not; the note is
+    untouched."""
+    hidden = "entities/preferences/carol.md"
+    scoped_note(cli, vault, "Carol", "Alice's sister Carol lives in Ghent.", "user:alice")
+    assert (vault / hidden).is_file()
+    (vault / "entities/projects").mkdir(parents=True, exist_ok=True)
+    (vault / "entities/projects/carol-link.md").symlink_to(vault / hidden)
+    assert cli("--vault", str(vault), "loop", "intake", "-s", "alice-chat", "hi").exit_code == 0
+    _commit(vault)
+    before = (vault / hidden).read_bytes()
+    args = ["-m", "vault_brain", "--vault", str(vault), "mcp", "--session", "sandbox-1"]
+    server = McpServer(StdioServerParameters(command=sys.executable, args=[*args, "--confined"]))
+    try:
+        spellings = {
+            "entities\\preferences\\carol.md": hidden,
+            "entities/preferences/./carol.md": hidden,
+            "entities//preferences/carol.md": hidden,
+            "entities/projects/carol-link.md": "entities/projects/carol-link.md",
+        }
+        for ref, shown in spellings.items():
+            missing_ref = ref.replace("carol", "nobody")
+            missing_shown = shown.replace("carol", "nobody")
+            for tool, extra in (
+                ("memory_retrieve", {}),
+                ("memory_history", {}),
+                ("memory_update", {"content": "Carol moved."}),
+                ("memory_delete", {}),
+            ):
+                said = server.error(tool, {"id": ref, **extra})
+                none = server.error(tool, {"id": missing_ref, **extra})
+                assert said == none.replace(missing_shown, shown), (tool, ref, said, none)
+                assert "Ghent" not in said
+        for tool in ("memory_retrieve", "memory_history"):
+            there = server.error(tool, {"id": "sessions/alice-chat.jsonl"})
+            gone = server.error(tool, {"id": "sessions/nobody.jsonl"})
+            assert there == gone.replace("nobody", "alice-chat"), (there, gone)
+        found = server.ok("memory_search", {"query": "Carol Ghent sister", "scope": "all"})
+        assert found["results"] == []
+    finally:
+        server.close()
+    assert (vault / hidden).read_bytes() == before
