@@ -6,6 +6,9 @@ A remote may change notes; it may not change what this machine trusts or execute
 - no symlink whose target leaves the vault, and no symlink at all among vb's own files
   (sessions/, logs/, policy/, agents/, items/, archive/, STRATEGY.md, tasks.json, MEMORY.md,
   .gitattributes, .gitignore);
+- no symlink whose target lies where no note lives (`.git`, `.vb`, sessions/, logs/): a link
+  `note.md -> ../.git/config` would make vb read this machine's git config (its remote's
+  credentials) or another session's transcript as a note, and write it back as one;
 - no `.gitattributes` line that changes how vb's files merge (vb's own lines win through
   `.git/info/attributes`; such a line is reported, never obeyed).
 
@@ -24,6 +27,9 @@ LINK_MODE = "120000"
 MACHINE_LOCAL = ".vb"
 VB_FOLDERS = frozenset({MACHINE_LOCAL, "sessions", "logs", "policy", "agents", "items", "archive"})
 VB_FILES = frozenset({"STRATEGY.md", "tasks.json", "MEMORY.md", ".gitattributes", ".gitignore"})
+# Where no note lives, and no link may lead: this machine's own state (never synced), and
+# the transcripts and logs (read only as such, under each session's and scope's rules).
+NO_NOTES = frozenset({MACHINE_LOCAL, ".git", "sessions", "logs"})
 MAX_HOPS = 40
 # Paths of each kind vb merges (relative to the vault), to tell what an attribute line changes.
 SAMPLES = (
@@ -58,13 +64,32 @@ def vault_rel(path: str, prefix: str) -> str | None:
 
 
 def machine_local(rel: str) -> bool:
-    return rel == MACHINE_LOCAL or rel.startswith(MACHINE_LOCAL + "/")
+    """`.vb` or a path under it, in any case (`.VB/` is `.vb/` on a case-insensitive file
+    system, macOS's default)."""
+    return rel.split("/", 1)[0].casefold() == MACHINE_LOCAL
+
+
+def in_git_folder(rel: str) -> bool:
+    """A path through a `.git` folder (in any case): git refuses to check one out, and vb
+    says so before git stops half-way."""
+    return any(part.casefold() == ".git" for part in rel.split("/"))
 
 
 def in_vb_files(rel: str) -> bool:
     """A path among vb's own folders and files, where no symlink is ever followed."""
     first = rel.split("/", 1)[0]
     return first in VB_FOLDERS or rel in VB_FILES
+
+
+def where_no_note_lives(resolved: str) -> str | None:
+    """The folder of `NO_NOTES` a resolved vault-relative path lies in (any `.git` on the
+    way counts: git never tracks one, so it is some machine's own), or None."""
+    parts = [p for p in resolved.split("/") if p]
+    if not parts:
+        return None
+    if parts[0] in NO_NOTES or machine_local(parts[0]):
+        return parts[0]
+    return next((p for p in parts if p.casefold() == ".git"), None)
 
 
 def resolve(rel: str, target: str, links: dict[str, str], vault_abs: str) -> str | None:
@@ -136,10 +161,19 @@ def refused_entries(
         if machine_local(rel):
             what = f"a symlink {rel} -> {target}" if link else rel
             out.append(f"tracks {what} (vb's machine-local state, never taken from a remote)")
+        elif in_git_folder(rel):
+            out.append(f"tracks {rel} (inside a .git folder: never taken from a remote)")
         elif link and in_vb_files(rel):
             out.append(f"adds a symlink {rel} -> {target} among vb's own files")
-        elif link and resolve(rel, target, links, vault_abs) is None:
-            out.append(f"adds a symlink {rel} -> {target} that leads outside the vault")
+        elif link:
+            resolved = resolve(rel, target, links, vault_abs)
+            if resolved is None:
+                out.append(f"adds a symlink {rel} -> {target} that leads outside the vault")
+            elif (folder := where_no_note_lives(resolved)) is not None:
+                out.append(
+                    f"adds a symlink {rel} -> {target} that leads into {folder}/ "
+                    "(no note lives there; vb never reads it as one)"
+                )
     return out
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -45,6 +46,9 @@ DIR_MODE = 0o755
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # a bigger .md file is not a note the agent needs
 _FRONT_MATTER_PEEK = 64 * 1024
 _NOT_PRIVATE = (None, False, 0, "", "false", "no", "off", "0")
+# The line that ends front matter, as python-frontmatter (which vb's reader uses) finds it: a
+# line of three or more dashes and blanks alone (never earlier than the reader's end).
+_FENCE = re.compile(rb"^-{3,}\s*$", re.MULTILINE)
 
 Stamp = tuple[int, int, int]  # (mtime_ns, size, inode) of a vault file
 
@@ -65,13 +69,15 @@ def shown(raw: bytes, scopes: Iterable[str] = (GLOBAL,)) -> bool:
     head = raw[:_FRONT_MATTER_PEEK].lstrip(b"\xef\xbb\xbf")
     if not head.startswith(b"---"):
         return GLOBAL in scopes  # no front matter: a global note
-    end = head.find(b"\n---", 3)
-    block = (head if end < 0 else head[:end]).lower()
-    if b"private" not in block and b"scope" not in block:
+    first = head.find(b"\n")
+    end = _FENCE.search(head, first + 1) if first >= 0 else None
+    block = (head if end is None else head[: end.start()]).lower()
+    named = b"private" in block or b"scope" in block or b"\\" in block  # (an escape spells any)
+    if end is not None and not named:
         return GLOBAL in scopes  # the usual note: no YAML parsed
-    parsed = parse_text(raw)
+    parsed = parse_text(raw)  # (no end in the peek: the key may lie beyond it)
     if parsed.error is not None:
-        return False
+        return not named and GLOBAL in scopes
     private = parsed.meta.get("private")
     if isinstance(private, str):
         private = private.strip().lower()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from vault_brain.domain.sync_trust import where_no_note_lives
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 from vault_brain.storage.regular import is_regular
@@ -125,8 +126,15 @@ def unchanged(paths: VaultPaths, rels: list[str], files: dict[str, list[int]]) -
 
 
 def inside_vault(path: str, real_root: str) -> bool:
+    """Whether the note at `path` (a symlink) may be read: its real path lies inside the
+    vault and where notes live, not in `.git`, `.vb`, sessions/ or logs/ (a link to this
+    machine's git config or to a transcript is no note: it would be searched, shown to
+    agents and written back as one)."""
     real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root + os.sep)
+    if not real.startswith(real_root + os.sep):
+        return False
+    rel = PurePosixPath(*Path(os.path.relpath(real, real_root)).parts).as_posix()
+    return where_no_note_lives(rel) is None
 
 
 @dataclass
