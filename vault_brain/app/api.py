@@ -271,7 +271,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use("skip") as vault:
             rel = self._memory_rel(vault, ref)
             note = load_note(vault.paths.root, rel)
-            self.grant.check_read(note.scope, ref, rel)
+            self.grant.check_read(note.scope, ref, rel, note.private)
             if self.agent is not None:
                 from vault_brain.app.agents import check_readable
 

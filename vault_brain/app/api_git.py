@@ -27,7 +27,7 @@ class GitOps(ApiPart):
     def _restricted(self) -> bool:
         raise NotImplementedError  # MemoryAPI._restricted
 
-    def _may_read(self, scope: str) -> bool:
+    def _may_read(self, scope: str, private: bool = False) -> bool:
         raise NotImplementedError  # MemoryAPI._may_read
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
@@ -55,7 +55,8 @@ class GitOps(ApiPart):
                 from vault_brain.storage.notes import load_note
 
                 rel = resolve(vault, ref, memory_only=True)
-                if not self._may_read(load_note(vault.paths.root, rel).scope):
+                note = load_note(vault.paths.root, rel)
+                if not self._may_read(note.scope, note.private):
                     raise unknown_note(ref, rel)
                 ref = rel
             return history(vault, ref)

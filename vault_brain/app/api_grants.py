@@ -45,11 +45,12 @@ class Access(ApiPart):
 
     def _restricted(self) -> bool:
         """A caller that may not see every note (an agent, or a scoped grant)."""
-        return self.agent is not None or self.grant.readable() is not None
+        return self.agent is not None or self.grant.readable() is not None or not self.grant.private
 
-    def _may_read(self, scope: str) -> bool:
-        """A note of `scope` is one this caller may read (its grant, and its agent)."""
-        if not self.grant.may_read(scope):
+    def _may_read(self, scope: str, private: bool = False) -> bool:
+        """A note of `scope` (marked private or not) is one this caller may read (its grant,
+        and its agent)."""
+        if not self.grant.may_read(scope, private):
             return False
         allowed = self.agent.readable() if self.agent is not None else None
         return allowed is None or scope in allowed
@@ -63,11 +64,11 @@ class Access(ApiPart):
                 hint="edit the file by hand (vb update as a person)",
             )
         if self.agent is not None or not self.grant.is_full:
-            scope = load_note(vault.paths.root, rel).scope
-            self.grant.check_read(scope, ref or rel, rel)
-            self.grant.check_write(scope)
+            note = load_note(vault.paths.root, rel)
+            self.grant.check_read(note.scope, ref or rel, rel, note.private)
+            self.grant.check_write(note.scope)
             if self.agent is not None:
-                self.agent.check_write(scope)
+                self.agent.check_write(note.scope)
 
     def _readable(self, filters: Filters | None) -> Filters:
         from dataclasses import replace
@@ -75,5 +76,9 @@ class Access(ApiPart):
         from vault_brain.app.agents import readable_filters
 
         filters = (filters or Filters()).normalized()
-        filters = replace(filters, scopes=self.grant.search_scopes(filters.scopes))
+        filters = replace(
+            filters,
+            scopes=self.grant.search_scopes(filters.scopes),
+            private=filters.private and self.grant.private,
+        )
         return readable_filters(self.agent, filters)

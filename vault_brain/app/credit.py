@@ -306,13 +306,14 @@ def credit_rows(vault: Vault, at: dt.datetime | None = None) -> list[dict[str, A
 
 
 def credit_report(
-    vault: Vault, top: int = 10, readable: Callable[[str], bool] | None = None
+    vault: Vault, top: int = 10, readable: Callable[[str, bool], bool] | None = None
 ) -> CreditReport:
-    """The notes with the highest and lowest effective credit (only those of the scopes
-    `readable` accepts, when given: a caller never learns of a note it may not read)."""
+    """The notes with the highest and lowest effective credit (only those `readable`
+    accepts by scope and privacy, when given: a caller never learns of a note it may not
+    read)."""
     rows = credit_rows(vault)
     if readable is not None:
-        rows = [r for r in rows if readable(note_scope(r.get("scope")))]
+        rows = [r for r in rows if readable(note_scope(r.get("scope")), bool(r.get("private")))]
     rows.sort(key=lambda r: (-r["effective"], r["path"]))
     entries = [
         CreditEntry(

@@ -91,9 +91,14 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     budget = vault.policy.max_context_budget if budget is None else budget
     counter = get_counter()
     # MEMORY.md goes into every context: only global memories (a user's or a chat's stay in
-    # their scope, reached by retrieval in that conversation)
+    # their scope, reached by retrieval in that conversation), and no private one (what
+    # `--allow-secret` stored: retrieved by the person's own callers alone)
     rows = sorted(
-        (r for r in credit_rows(vault) if r.get("scope", GLOBAL) == GLOBAL),
+        (
+            r
+            for r in credit_rows(vault)
+            if r.get("scope", GLOBAL) == GLOBAL and not r.get("private")
+        ),
         key=lambda r: (not r["pinned"], -r["effective"], r["path"]),
     )
     # Greedy fill by priority; each entry's own count (+1 for its line break) is an upper bound

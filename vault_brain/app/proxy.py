@@ -120,18 +120,20 @@ def recall(
     scopes: list[str] | None = None,
     agent: Agent | None = None,
     also: Agent | None = None,
+    private: bool = True,
 ) -> Recall:
     """Up to `k` (default `retrieval_limit`) memories for `query` from the conversation's
     `scopes` and global (what `agent`, and `also`, may read of them): the search's ranking,
     re-ranked by maximal marginal relevance (`mmr_lambda`) so that near-copies do not crowd
     out other memories, redacted by the gate, as one system message under
-    `proxy_memory_budget` tokens."""
+    `proxy_memory_budget` tokens. Notes marked private only with `private`."""
     policy = vault.policy
     k = policy.retrieval_limit if k is None else k
     if k <= 0 or not query.strip():
         return Recall(query, [], "", 0)
     searcher = vault.searcher
-    filters = readable_filters(agent, Filters(scopes=tuple(layers(scopes or []))).normalized())
+    filters = Filters(scopes=tuple(layers(scopes or [])), private=private).normalized()
+    filters = readable_filters(agent, filters)
     filters = readable_filters(also, filters)
     hits = searcher.search(query, k=k * POOL_FACTOR, filters=filters, snippets=False)
     words = [content_words(f"{h.title} {h.summary}") for h in hits]
@@ -324,6 +326,7 @@ class ProxyAPI(MemoryAPI):
         scopes: list[str] | None = None,
         changes: int | None = None,
         agent: Agent | None = None,
+        private: bool = True,
     ) -> Recall:
         """`recall`; given the count of the others' changes indexed so far (`IndexKeeper.
         changes`), the index searcher is reopened when that count moved, and otherwise
@@ -334,7 +337,8 @@ class ProxyAPI(MemoryAPI):
             if changes is not None:
                 vault.index.lag = OWN_LAG if changes == self._changes_seen else 0.0
                 self._changes_seen = changes
-            return recall(vault, query, k, scopes, self.agent, agent)
+            private = private and self.grant.private
+            return recall(vault, query, k, scopes, self.agent, agent, private)
 
     def conversation_scopes(
         self, requested: list[str], grant: Grant = FULL, agent: Agent | None = None

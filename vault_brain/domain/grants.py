@@ -38,6 +38,9 @@ class Grant:
     """It may list, create and switch personas."""
     session: str | None = None
     """The session it is bound to (None: any)."""
+    private: bool = True
+    """It reads notes marked `private: true` (what `--allow-secret` stores): the person's
+    own, never a sandbox's or a scoped token's."""
 
     # -- what it is ----------------------------------------------------------------------
     @property
@@ -48,6 +51,7 @@ class Grant:
             and self.feedback
             and self.personas
             and self.session is None
+            and self.private
         )
 
     @property
@@ -70,7 +74,10 @@ class Grant:
         """The scopes it writes (None: every scope)."""
         return None if self.scopes is None else list(self.scopes)
 
-    def may_read(self, scope: str) -> bool:
+    def may_read(self, scope: str, private: bool = False) -> bool:
+        """It may read a note of `scope` (marked private or not)."""
+        if private and not self.private:
+            return False
         allowed = self.readable()
         return allowed is None or scope in allowed
 
@@ -79,10 +86,10 @@ class Grant:
         return None if not self.scopes else self.scopes[0]
 
     # -- checks (each raises ForbiddenError with a hint) ---------------------------------
-    def check_read(self, scope: str, ref: str, rel: str) -> None:
+    def check_read(self, scope: str, ref: str, rel: str, private: bool = False) -> None:
         """A note it may not read is, to it, a note that does not exist (`ref` as given,
         `rel` its path: the same words as for an unknown id or path)."""
-        if not self.may_read(scope):
+        if not self.may_read(scope, private):
             raise unknown_note(ref, rel)
 
     def check_write(self, scope: str) -> None:
@@ -172,6 +179,6 @@ def unknown_note(ref: str, rel: str) -> NotFoundError:
 
 def session_grant(session: str, scopes: Iterable[str]) -> Grant:
     """The grant of a sandboxed agent bound to `session`: that session's scopes (global
-    when it has none), no feedback, no personas."""
+    when it has none), no feedback, no personas, no private notes."""
     own = tuple(parse_scopes(list(scopes))) or (GLOBAL,)
-    return Grant(f"session:{session}", own, None, False, False, session)
+    return Grant(f"session:{session}", own, None, False, False, session, private=False)

@@ -120,6 +120,7 @@ class Note:
     problem: str | None = None
     has_front_matter: bool = False
     scope: str = "global"  # whose memory it is (domain/scopes.py)
+    private: bool = False  # `private: true`: kept from every caller that may not see secrets
 
 
 MAX_TAGS = 1000
@@ -176,6 +177,7 @@ def note_from_parsed(
         archived=PurePosixPath(rel).parts[0] == ARCHIVE,
         problem=problem,
         scope=note_scope(meta.get("scope")),
+        private=_as_bool(meta.get("private", False)),
         has_front_matter=has_front_matter,
     )
 
@@ -198,6 +200,7 @@ class Filters:
     archived_only: bool = False
     problems_only: bool = False
     scopes: tuple[str, ...] = ()  # these scopes, each maybe comma-separated (none, all: any)
+    private: bool = True  # notes marked `private: true` too (False for a confined caller)
 
     def normalized(self) -> Filters:
         return Filters(
@@ -208,6 +211,7 @@ class Filters:
             archived_only=self.archived_only,
             problems_only=self.problems_only,
             scopes=_scopes(self.scopes),
+            private=self.private,
         )
 
     @classmethod

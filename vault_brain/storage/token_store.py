@@ -50,7 +50,9 @@ class StoredToken:
     created: str
 
     def grant(self) -> Grant:
-        return Grant(self.name, self.scopes, self.agent, self.feedback, False, None)
+        # (a scoped token is another party: the person's private notes are not for it)
+        private = self.scopes is None
+        return Grant(self.name, self.scopes, self.agent, self.feedback, False, None, private)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -181,15 +181,16 @@ class Proxy:
         k: int | None,
         scopes: list[str],
         agent: Agent | None = None,
+        private: bool = True,
     ) -> Recall:
         """The memories for the latest user message and the conversation's summary, from
-        the conversation's scopes and global."""
+        the conversation's scopes and global (notes marked private only with `private`)."""
         summary = self._summary(session)
         assert self.keeper is not None
         self.keeper.settle()  # every change made to the files so far is in the index
         changes = self.keeper.changes
         query = f"{latest}\n{summary}" if summary else latest
-        return self.reader.recall(query, k, scopes, changes, agent)
+        return self.reader.recall(query, k, scopes, changes, agent, private)
 
     # -- requests ------------------------------------------------------------------------------
     def _headers(
@@ -259,7 +260,7 @@ class Proxy:
         recall = Recall(latest, [], "", 0)
         if latest.strip() and options.top_k != 0:
             recall = await run_in_threadpool(
-                self._recall, session, latest, options.top_k, scopes, agent
+                self._recall, session, latest, options.top_k, scopes, agent, grant.private
             )
         turn = Turn(
             session,

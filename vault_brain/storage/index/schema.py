@@ -14,7 +14,7 @@ from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
@@ -56,6 +56,7 @@ def build_schema() -> Schema:
         scope=ID(stored=True),
         tags=KEYWORD(stored=True, commas=True, lowercase=True),
         archived=BOOLEAN(stored=True),
+        private=BOOLEAN(),
         problem=BOOLEAN(),
         # phrase=False: term frequencies only (no positions), several times cheaper to index
         title=TEXT(analyzer=ana, stored=True, phrase=False, field_boost=TEXT_FIELDS["title"]),
@@ -110,6 +111,7 @@ def row(note: Note) -> dict[str, Any]:
         "last_accessed": note.last_accessed,
         "problem": note.problem,
         "archived": note.archived,
+        "private": note.private,
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),
@@ -126,6 +128,7 @@ def document(note: Note) -> dict[str, Any]:
         "scope": note.scope,
         "tags": ",".join(t.replace(",", " ") for t in tag_terms(note.tags)),
         "archived": note.archived,
+        "private": note.private,
         "problem": note.problem is not None,
         "title": note.title,
         "aliases": " ".join(_search_names(note)),

@@ -87,6 +87,8 @@ class Searcher:
         left_out: set[int] = set()
         if not filters.include_archive:
             left_out.update(searcher.docs_for_query(Term("archived", True)))
+        if not filters.private:  # (as few: left out the same way)
+            left_out.update(searcher.docs_for_query(Term("private", True)))
         query = self._filter(filters)
         if query is None:
             found = (None, left_out or None)

@@ -442,6 +442,8 @@ class Index:
             parts.append(Term("archived", False))
         if filters.problems_only:
             parts.append(Term("problem", True))
+        if not filters.private:
+            parts.append(Term("private", False))
         query = And(parts) if parts else Every()
         return sorted(self._rows_for(query), key=lambda r: str(r["path"]))
 
