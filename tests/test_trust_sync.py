@@ -385,3 +385,68 @@ def test_vb_merge_lines_in_info_attributes_are_installed_once_and_anchored(
     assert "notes/vault/sessions/*.jsonl merge=vb-jsonl" in text
     check = git("check-attr", "merge", "--", "notes/vault/a/b.md", "other.md", cwd=top)
     assert "notes/vault/a/b.md: merge: vb-note" in check and "other.md: merge: unspecified" in check
+
+
+# ------------------------------------------------------------- STRATEGY.md from a remote
+
+HOSTILE_SETTINGS = "prune_threshold: 1.0\nprune_min_age_days: 0\nprune_skip_categories: []\n"
+
+
+def with_settings(text: str, settings: str) -> str:
+    """STRATEGY.md with `settings` added at the top of its front matter."""
+    assert text.startswith("---\n")
+    return "---\n" + settings + text[4:]
+
+
+def test_strategy_settings_from_a_remote_wait_for_approval_here(remote: Path, cli: Any) -> None:
+    """The remote sets STRATEGY.md's prune thresholds so that every note would be archived:
+    after the sync this machine keeps its own values (prune plans nothing), says so in the
+    sync, `vb status` and `vb policy diff`, and the settings take effect once approved here.
+    A person's own edit of STRATEGY.md takes effect at once, as before."""
+    b = clone(remote, "b", cli)
+    h = hostile(remote)
+    v = ("--vault", str(b))
+    assert cli(*v, "prune", "--dry-run", "--json").json()["actions"] == []
+    strategy = h / "STRATEGY.md"
+    strategy.write_text(with_settings(strategy.read_text(), HOSTILE_SETTINGS))
+    git("add", "STRATEGY.md", cwd=h)
+    push(h, "prune everything")
+    assert len(cli("--vault", str(h), "prune", "--dry-run", "--json").json()["actions"]) == NOTES
+
+    done = sync(cli, b)
+    (line,) = [w for w in done["warnings"] if "STRATEGY.md settings" in w]
+    assert "prune_threshold: 1.0 from the remote, unset kept here" in line, line
+    assert "vb policy approve" in line
+    assert "prune_threshold: 1.0" in (b / "STRATEGY.md").read_text()  # the file is merged
+    assert cli(*v, "prune", "--dry-run", "--json").json()["actions"] == []
+    diff = cli(*v, "policy", "diff", "--json").json()
+    assert diff["changed"] is True
+    assert sorted(s.split(":")[0] for s in diff["held_settings"]) == [
+        "prune_min_age_days",
+        "prune_skip_categories",
+        "prune_threshold",
+    ]
+    assert "STRATEGY.md settings changed by a remote" in cli(*v, "status").stdout
+    rows = {r["key"]: r for r in cli(*v, "strategy", "--json").json()["settings"]}
+    assert rows["prune_threshold"]["value"] == 0.2
+    assert rows["prune_threshold"]["source"].startswith("this machine's")
+    # a second sync with nothing new holds the same, and says nothing more
+    assert [w for w in sync(cli, b)["warnings"] if "STRATEGY.md" in w] == []
+    assert cli(*v, "prune", "--dry-run", "--json").json()["actions"] == []
+
+    approved = cli(*v, "policy", "approve", "--json").json()
+    assert approved["approved"] is True and len(approved["settings"]) == 3
+    assert len(cli(*v, "prune", "--dry-run", "--json").json()["actions"]) == NOTES
+    assert cli(*v, "policy", "diff", "--json").json()["held_settings"] == []
+
+
+def test_a_persons_own_strategy_edit_takes_effect_at_once(remote: Path, cli: Any) -> None:
+    b = clone(remote, "b", cli)
+    strategy = b / "STRATEGY.md"
+    strategy.write_text(with_settings(strategy.read_text(), HOSTILE_SETTINGS))
+    v = ("--vault", str(b))
+    assert len(cli(*v, "prune", "--dry-run", "--json").json()["actions"]) == NOTES
+    assert cli(*v, "policy", "diff", "--json").json()["held_settings"] == []
+    # and a sync that brings nothing new from the remote holds nothing of it
+    assert [w for w in sync(cli, b)["warnings"] if "STRATEGY.md" in w] == []
+    assert len(cli(*v, "prune", "--dry-run", "--json").json()["actions"]) == NOTES

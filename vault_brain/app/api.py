@@ -431,12 +431,16 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             return build_memory_file(vault, budget)
 
     def strategy(self) -> StrategyResult:
+        from vault_brain.storage.policy_hold import read_held  # lazy: this command only
+
         policy = self._vault.policy
+        held = {h.key for h in read_held(self._vault.paths)}
+        waits = "this machine's (a remote's change waits for `vb policy approve`)"
         rows = [
             SettingRow(
                 key=s.key,
                 value=policy.get(s.key),
-                source=policy.sources.get(s.key, "default"),
+                source=waits if s.key in held else policy.sources.get(s.key, "default"),
                 default=s.default,
                 group=s.group,
                 help=s.help,

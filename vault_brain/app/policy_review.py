@@ -22,6 +22,7 @@ from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy_rules import NO_RULES, RuleSet
 from vault_brain.storage.machine_key import load_key
+from vault_brain.storage.policy_hold import HeldSetting, clear_held, read_held
 from vault_brain.storage.policy_store import (
     RULES_FILE,
     Approval,
@@ -45,7 +46,8 @@ class PolicyFileChange(Result):
 @result
 class PolicyDiff(Result):
     changed: bool
-    """True when policy/ differs from what was last approved on this machine."""
+    """True when policy/ differs from what was last approved on this machine, or a remote's
+    STRATEGY.md settings wait for approval."""
     hash: str
     """SHA-256 of policy/ as it is now (what `vb policy approve --hash` checks)."""
     approved_hash: str | None
@@ -60,6 +62,9 @@ class PolicyDiff(Result):
     approval_problem: str | None = None
     """Why the approval record in .vb/ approves nothing (made on another machine, forged,
     damaged, or recorded before approvals were signed); None when there is none or it holds."""
+    held_settings: list[str] = field(default_factory=list)
+    """STRATEGY.md settings a remote changed that keep this machine's values until approved
+    ("key: value from the remote, value kept here")."""
 
 
 @result
@@ -71,6 +76,8 @@ class PolicyApproval(Result):
     files: list[PolicyFileChange] = field(default_factory=list)
     rules: dict[str, str] = field(default_factory=dict)
     """The rules approved, step -> expression; the lifecycle runs them from now on."""
+    settings: list[str] = field(default_factory=list)
+    """The STRATEGY.md settings from a remote that this approval lets take effect."""
 
 
 def _changes(approved: dict[str, str], now: dict[str, bytes]) -> list[PolicyFileChange]:
@@ -122,8 +129,18 @@ def _rule_texts(rules: RuleSet) -> dict[str, str]:
 
 
 def _warning(
-    approval: Approval | None, changes: list[PolicyFileChange], problem: str | None = None
+    approval: Approval | None,
+    changes: list[PolicyFileChange],
+    problem: str | None = None,
+    held: list[HeldSetting] | None = None,
 ) -> str | None:
+    if held:
+        keys = ", ".join(h.key for h in held)
+        also = f"; policy/ also has {len(changes)} unapproved change(s)" if changes else ""
+        return (
+            f"STRATEGY.md settings changed by a remote are not in effect here ({keys}){also}: "
+            "review them with `vb policy diff`, then `vb policy approve`"
+        )
     if not changes:
         return None
     runs = "the last approved rules" if approval is not None else "vb's default rules"
@@ -137,19 +154,21 @@ def _warning(
 
 def policy_diff(vault: Vault) -> PolicyDiff:
     now = read_policy_files(vault.paths)
+    held = read_held(vault.paths)
     approval, problem = _approval(vault)
     approved = dict(approval.files) if approval is not None else {}
     changes = _changes(approved, now)
     return PolicyDiff(
-        changed=bool(changes),
+        changed=bool(changes) or bool(held),
         hash=policy_hash(now),
         approved_hash=approval.hash if approval is not None else None,
         approved_at=approval.approved_at if approval is not None else None,
         files=changes,
         diff=_unified(approved, now, changes),
         active_rules=_rule_texts(approved_rules(vault)),
-        warning=_warning(approval, changes, problem),
+        warning=_warning(approval, changes, problem, held),
         approval_problem=problem,
+        held_settings=[h.describe() for h in held],
     )
 
 
@@ -159,7 +178,8 @@ def policy_warning(vault: Vault) -> str | None:
     try:
         approval, problem = _approval(vault)
         approved = dict(approval.files) if approval is not None else {}
-        return _warning(approval, _changes(approved, read_policy_files(vault.paths)), problem)
+        changes = _changes(approved, read_policy_files(vault.paths))
+        return _warning(approval, changes, problem, read_held(vault.paths))
     except (VaultBrainError, OSError) as exc:
         message = exc.message if isinstance(exc, VaultBrainError) else str(exc)
         return f"policy/ cannot be read ({message}): the lifecycle runs the last approved rules"
@@ -183,11 +203,12 @@ def approve_policy(
     approval, _problem = _approval(vault)
     approved = dict(approval.files) if approval is not None else {}
     changes = _changes(approved, current)
+    settings = [h.describe() for h in clear_held(vault.paths)]
     if not changes and (approval is not None or not current):
         when = approval.approved_at if approval is not None else None
-        return PolicyApproval(False, digest, when, [], _rule_texts(rules))
+        return PolicyApproval(bool(settings), digest, when, [], _rule_texts(rules), settings)
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     key = load_key(vault.env.config_home, create=True)
     assert key is not None
     recorded = write_approval(vault.paths, texts, stamp, key)
-    return PolicyApproval(True, recorded.hash, stamp, changes, _rule_texts(rules))
+    return PolicyApproval(True, recorded.hash, stamp, changes, _rule_texts(rules), settings)

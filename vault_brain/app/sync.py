@@ -243,7 +243,25 @@ class Syncer(Merger):
         for line in guard.overrides(self.repo, self.vault.root, ref):
             if line not in self.warnings:
                 self.warnings.append(line)
+        before = self.repo.head.commit.hexsha
         self.merge(ref, what)
+        self.hold_settings(before)
+
+    def hold_settings(self, before: str) -> None:
+        """The STRATEGY.md settings the merge changed keep this machine's values until
+        `vb policy approve` here (`storage.policy_hold`)."""
+        from vault_brain.storage.policy_hold import hold_changes  # lazy: merges only
+
+        ours = guard.settings_at(self.repo, self.vault.root, before)
+        merged = guard.settings_at(self.repo, self.vault.root, "HEAD")
+        held = hold_changes(self.vault.paths, ours, merged, now_iso())
+        if held:
+            self.warnings.append(
+                "the remote changed STRATEGY.md settings ("
+                + "; ".join(s.describe() for s in held)
+                + "): this machine keeps its own values until you approve them here "
+                "(`vb policy diff`, then `vb policy approve`)"
+            )
 
     def refuse_untrusted(self, ref: str, what: str) -> None:
         """Stop before merging `ref` when it brings what this machine never takes from a

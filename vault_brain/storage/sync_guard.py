@@ -23,6 +23,7 @@ INFO_BEGIN = "# vb's merge rules (written by vb sync; they win over any .gitattr
 INFO_END = "# end of vb's merge rules"
 MAX_LINK = 4096
 MAX_ATTRIBUTES = 1 << 20
+MAX_STRATEGY = 1 << 20  # bytes of STRATEGY.md read from a commit
 
 
 def prefix_of(repo: Any, vault_root: Path) -> str:
@@ -55,6 +56,23 @@ def refused(repo: Any, vault_root: Path, commit: str, against: str | None = "HEA
     prefix = prefix_of(repo, vault_root)
     targets = _targets(repo, incoming, present)  # a new link may pass through an old one
     return refused_entries(incoming, present, targets, prefix, os.path.realpath(vault_root))
+
+
+def settings_at(repo: Any, vault_root: Path, commit: str) -> dict[str, Any]:
+    """STRATEGY.md's front matter as `commit` has it ({} when it has no STRATEGY.md, or
+    front matter vb cannot read)."""
+    import git  # lazy
+
+    from vault_brain.storage.frontmatter import parse_text
+
+    prefix = prefix_of(repo, vault_root)
+    path = f"{prefix}/STRATEGY.md" if prefix else "STRATEGY.md"
+    try:
+        sha = repo.git.rev_parse(f"{commit}:{path}")
+    except git.GitCommandError:
+        return {}
+    parsed = parse_text(_blob(repo, sha, MAX_STRATEGY))
+    return {} if parsed.error else {str(k): v for k, v in parsed.meta.items()}
 
 
 def overrides(repo: Any, vault_root: Path, commit: str) -> list[str]:

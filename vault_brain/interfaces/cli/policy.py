@@ -48,12 +48,15 @@ def _files(files: list[PolicyFileChange]) -> str:
 
 @policy_app.command()
 def diff(as_json: JsonOpt = False) -> None:
-    """Show how policy/ differs from the version last approved on this machine."""
+    """Show how policy/ differs from the version last approved on this machine, and the
+    STRATEGY.md settings a remote changed that wait for approval here."""
     result = open_api().policy_diff()
     if not result.changed:
         human = f"no changes since approval (policy hash {result.hash[:12]})."
         if result.approved_hash is None:
             human = "no policy rules: policy/ is empty and nothing was approved."
+    elif not result.files:  # only STRATEGY.md settings from a remote wait
+        human = f"policy/ has no changes since approval (policy hash {result.hash[:12]})."
     else:
         since = f"approved {result.approved_at}" if result.approved_at else "never approved"
         human = (
@@ -66,6 +69,11 @@ def diff(as_json: JsonOpt = False) -> None:
                 f"\nthe approval record in .vb/ {result.approval_problem}: it approves "
                 "nothing; review the diff and run `vb policy approve` on this machine."
             )
+    if result.held_settings:
+        human += (
+            "\nSTRATEGY.md settings a remote changed, not in effect here until "
+            "`vb policy approve`:\n" + "\n".join(f"  {line}" for line in result.held_settings)
+        )
     emit(result, as_json, human)
 
 
@@ -82,7 +90,8 @@ def approve(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Approve policy/ as it is now: the lifecycle runs its rules from now on.
+    """Approve policy/ as it is now: the lifecycle runs its rules from now on, and the
+    STRATEGY.md settings a remote changed take effect here.
 
     Every rule is checked first; an invalid or disallowed expression is refused with the
     file, the step and the problem, and nothing is recorded."""
@@ -90,7 +99,10 @@ def approve(
     rules = "; ".join(f"{step}: {text}" for step, text in result.rules.items())
     active = f"rules in force: {rules}" if rules else "no rules: vb's defaults run"
     if result.approved:
-        human = f"approved policy {result.hash[:12]} ({_files(result.files)}); {active}."
+        files = _files(result.files) or "no change to policy/"
+        human = f"approved policy {result.hash[:12]} ({files}); {active}."
+        if result.settings:
+            human += "\nSTRATEGY.md settings now in effect: " + "; ".join(result.settings)
     else:
         human = f"no changes since approval; nothing to approve ({active})."
     emit(result, as_json, human)
