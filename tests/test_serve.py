@@ -33,7 +33,12 @@ from vault_brain.app.capture_process import CaptureSpec
 from vault_brain.app.proxy import ProxyAPI
 from vault_brain.app.vault import Vault
 from vault_brain.interfaces.serve.app import build_app
-from vault_brain.interfaces.serve.server import resolve_config, tcp_socket
+from vault_brain.interfaces.serve.server import (
+    HEADER_TIMEOUT,
+    resolve_config,
+    tcp_socket,
+    uvicorn_config,
+)
 from vault_brain.storage.env import Environment
 from vault_brain.storage.transcript import read_records
 
@@ -93,21 +98,22 @@ def serving(
     upstream: FakeLLMServer,
     capture_idle: float = 0.0,
     capture_process: bool = False,
+    header_timeout: float = HEADER_TIMEOUT,
+    settings: dict[str, Any] | None = None,
     **env: str,
 ) -> Iterator[Proxy]:
-    """`vb serve`'s app under uvicorn in a thread, on a real socket (capturing after every
-    turn unless told otherwise; in a process of its own with `capture_process`, as
-    `vb serve` does)."""
+    """`vb serve`'s app under uvicorn in a thread, configured as `vb serve` configures it, on
+    a real socket (capturing after every turn unless told otherwise; in a process of its own
+    with `capture_process`, as `vb serve` does); `settings` overrides `ServeConfig` fields."""
     environment = env_for(vault.parent, **env)
     config = resolve_config(environment, upstream.base_url, capture_idle)
     if capture_process:
         spec = CaptureSpec(str(vault), dict(environment.values))
         config = dataclasses.replace(config, capture_in=spec)
+    config = dataclasses.replace(config, **(settings or {}))
     app = build_app(lambda: ProxyAPI(Vault.open(vault, environment)), config)
     sock = tcp_socket("127.0.0.1", 0)
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    )
+    server = uvicorn.Server(uvicorn_config(app, header_timeout))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     wait_for(lambda: server.started)

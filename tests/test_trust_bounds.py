@@ -20,6 +20,7 @@ from typing import Any
 
 import filelock
 import pytest
+from test_session_host import INITIALIZE
 
 from test_mcp import McpServer, server_params
 from vault_brain.storage.template import init_vault
@@ -79,18 +80,7 @@ class RawMcp:
             stderr=subprocess.PIPE,
             env={**os.environ, "VB_SESSION_ID": "bounds", **env},
         )
-        self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-        )
+        self.send(INITIALIZE.rstrip(b"\n"))
         assert self.receive(60)["id"] == 1
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 

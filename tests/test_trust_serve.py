@@ -7,7 +7,6 @@ it) in front of the real fake upstream (tests/fake_llm_server.py), driven with r
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import http.client
 import json
 import re
@@ -21,26 +20,23 @@ from typing import Any
 import httpx2
 import openai
 import pytest
-import uvicorn
 from test_serve import (
     CONFIG_KEY,
     SERVE_TOKEN,
     TEA,
     Proxy,
     add_note,
-    env_for,
     kinds,
+    serving,
     transcript,
     upstream,
     vb_serve,
-    wait_for,
 )
 
 from fake_llm_server import Canned, FakeLLMServer, completion
 from vault_brain.app.proxy import ProxyAPI, Turn
 from vault_brain.app.vault import Vault
-from vault_brain.interfaces.serve.app import build_app
-from vault_brain.interfaces.serve.server import resolve_config, tcp_socket, uvicorn_config
+from vault_brain.interfaces.serve.server import HEADER_TIMEOUT
 
 __all__ = ["upstream"]  # (the fixture, shared with test_serve)
 
@@ -51,28 +47,15 @@ JSON_TYPE = {"content-type": "application/json"}
 
 @contextlib.contextmanager
 def guarded(
-    vault: Path, upstream: FakeLLMServer, header_timeout: float = 10.0, **config: Any
+    vault: Path, upstream: FakeLLMServer, header_timeout: float = HEADER_TIMEOUT, **config: Any
 ) -> Iterator[Proxy]:
-    """The proxy under uvicorn as `vb serve` configures it (`uvicorn_config`), capturing
-    after every turn; `config` overrides `ServeConfig` fields (allowed origins, limits)."""
-    env: dict[str, str] = {"VB_LLM_API_KEY": CONFIG_KEY}
+    """The proxy as `vb serve` configures it, capturing after every turn; `config`
+    overrides `ServeConfig` fields (allowed origins, limits; `token=True`: VB_SERVE_TOKEN)."""
+    env: dict[str, Any] = {"VB_LLM_API_KEY": CONFIG_KEY}
     if config.pop("token", None):
         env["VB_SERVE_TOKEN"] = SERVE_TOKEN
-    environment = env_for(vault.parent, **env)
-    settings = resolve_config(environment, upstream.base_url, 0.0)
-    settings = dataclasses.replace(settings, **config)
-    app = build_app(lambda: ProxyAPI(Vault.open(vault, environment)), settings)
-    sock = tcp_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn_config(app, header_timeout))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started)
-    try:
-        yield Proxy(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", vault, app, upstream)
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    with serving(vault, upstream, header_timeout=header_timeout, settings=config, **env) as running:
+        yield running
 
 
 @pytest.fixture
