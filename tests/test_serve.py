@@ -141,7 +141,7 @@ def add_note(cli: Any, vault: Path, name: str, text: str, category: str = "prefe
 @contextlib.contextmanager
 def vb_serve(vault: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[list[str]]:
     """`vb serve` as a real process; yields [its ready line], then adds the rest of what it
-    wrote on stderr once it has stopped."""
+    wrote on stderr once it has stopped (with anything written before the ready line)."""
     full = {**os.environ, "HOME": str(vault.parent), "XDG_CONFIG_HOME": str(vault.parent)}
     for name in ("VB_LLM_MODEL", "VB_LLM_BASE_URL", "VB_SERVE_TOKEN", "VB_CONFIG", "VB_VAULT"):
         full.pop(name, None)
@@ -154,14 +154,18 @@ def vb_serve(vault: Path, *args: str, env: dict[str, str] | None = None) -> Iter
     )
     try:
         assert proc.stderr is not None
+        before: list[str] = []  # (a warning a library prints ahead of it, if any)
         line = proc.stderr.readline()
-        assert "listening on" in line, line + proc.stderr.read()
+        while line and "listening on" not in line and len(before) < 20:
+            before.append(line)
+            line = proc.stderr.readline()
+        assert "listening on" in line, "".join(before) + line
         output = [line]
         yield output
     finally:
         proc.terminate()
         proc.wait(30)
-    output.append(proc.stderr.read())
+    output.append("".join(before) + proc.stderr.read())
 
 
 # -- the read path ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import secrets
 import socket
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,14 @@ from watchdog.observers import Observer
 from vault_brain.storage.files import TEMP_SUFFIX, write_cache
 from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.paths import VaultPaths
+
+# watchdog's inotify backend warns ("Callback with id ... already exists ... It will be
+# Overwritten") when a folder made and renamed in quick succession (an index generation's
+# MAIN.tmp) is watched again. The new watch replacing the old is what vb wants; the warning
+# reached the terminal of `vb serve` and `vb watch`, even ahead of `vb serve`'s ready line.
+warnings.filterwarnings(
+    "ignore", message="Callback with id", category=RuntimeWarning, module=r"watchdog\."
+)
 
 HEARTBEAT_SECONDS = 2.0
 STALE_AFTER_SECONDS = 10.0
