@@ -19,6 +19,8 @@ import re
 import threading
 from typing import IO, Any
 
+from vault_brain.domain.json_bounds import json_depth
+
 log = logging.getLogger("vault_brain.mcp")
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -35,16 +37,7 @@ def too_deep(line: bytes) -> bool:
     strings do not count)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return False
-    depth = 0
-    for match in _TOKEN.finditer(line):
-        token = match.group()
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return False
+    return json_depth(line) > MAX_DEPTH
 
 
 def request_id(head: bytes, tail: bytes = b"") -> int | str | None:

@@ -34,7 +34,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vault_brain.domain.errors import UsageError
-from vault_brain.interfaces.serve.relay import MAX_JSON_DEPTH, error_response, json_depth
+from vault_brain.domain.json_bounds import json_depth
+from vault_brain.interfaces.serve.relay import MAX_JSON_DEPTH, error_response
 
 MAX_BODY = 4 * 1024 * 1024  # bytes of a body vb parses (Chat Completions, feedback)
 PASSTHROUGH_MAX_BODY = 128 * 1024 * 1024  # bytes streamed to the upstream (files, audio)

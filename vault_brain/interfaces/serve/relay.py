@@ -13,7 +13,6 @@ import json
 import logging
 import re
 from collections.abc import Callable, Mapping
-from itertools import accumulate
 from typing import Any
 
 import anyio
@@ -22,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from vault_brain.app.results import SCHEMA_VERSION
+from vault_brain.domain.json_bounds import json_depth
 
 log = logging.getLogger("vault_brain.serve")
 
@@ -42,9 +42,6 @@ _HOP_BY_HOP = frozenset(
 _NOT_FORWARDED = _HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding"}
 _NOT_RETURNED = _HOP_BY_HOP | {"server", "date"}
 MAX_JSON_DEPTH = 100  # levels of nesting in a JSON body (Python's parser recurses)
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 _USERINFO = re.compile(r"(?<=://)[^/\s]*@")
 
 
@@ -193,12 +190,6 @@ async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
-
-
-def json_depth(raw: bytes) -> int:
-    """How deep the JSON text `raw` nests (brackets outside strings), without parsing it."""
-    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def parse_json(raw: bytes) -> Any:
