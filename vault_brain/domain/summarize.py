@@ -93,6 +93,11 @@ def _message_text(content: object) -> str:
     return "" if content is None else str(content)
 
 
+def _role_of(message: Mapping[str, Any]) -> str:
+    """A chat message's `role`, or a transcript record's `type` (user, assistant, tool_...)."""
+    return str(message.get("role") or message.get("type") or "user")
+
+
 def _transcript_sentences(
     messages: Sequence[Mapping[str, Any]],
 ) -> tuple[list[_Sentence], Counter[str]]:
@@ -100,7 +105,7 @@ def _transcript_sentences(
     out: list[_Sentence] = []
     refused: Counter[str] = Counter()
     for index, message in enumerate(messages):
-        role = str(message.get("role", "user"))
+        role = _role_of(message)
         if role not in ("user", "assistant"):
             continue  # system prompts and tool output are not the conversation
         kept, dropped = prose_sentences(_message_text(message.get("content")))
@@ -187,7 +192,9 @@ def summarize_offline(
             continue
         seen.add(key)
         if sentence.text.endswith("?"):
-            if content_words(sentence.text) and not _is_answered(sentence, transcript):
+            # the assistant's offers ("Anything else on your mind?") are not open questions
+            need = 1 if sentence.role == "user" else 2
+            if len(content_words(sentence.text)) >= need and not _is_answered(sentence, transcript):
                 kinds[sentence.order] = "question"
         elif _DECISION.search(sentence.text):
             kinds[sentence.order] = "decision"
@@ -232,7 +239,7 @@ def _bound_words(text: str, max_words: int) -> str:
 def _format_transcript(messages: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for message in messages:
-        role = str(message.get("role", "user"))
+        role = _role_of(message)
         if role not in ("user", "assistant"):
             continue
         text = _message_text(message.get("content")).strip()
