@@ -76,3 +76,28 @@ def says_nothing_durable(body: str) -> bool:
     """A conversation episode with no decisions, facts or open questions: vb's boilerplate,
     or nothing of its own at all."""
     return not has_own_content(body)
+
+
+# A fact line vb appends to an entity note: "- statement (from session s1, m0001)" or
+# "- statement (from [[episodes/...|title]])", perhaps with "; supersedes: ..." inside.
+_VB_FACT_LINE = re.compile(r"^- .+ \(from (?:session |\[\[)[^()]*\)$")
+# what older promotions copied from a merged episode's headings or sources ("Session s1: hi")
+_COPIED_TITLE = re.compile(r"^(?:\[\[[^|\]]*\|)?Session \S+: ")
+
+
+def vb_entity_lines(body: str) -> list[str] | None:
+    """The lines of an entity note vb wrote entirely (each a fact line with vb's provenance,
+    or a link): its lines; None when any line is a person's own (vb never judges it)."""
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    for line in lines:
+        if line.startswith("#") or _VB_FACT_LINE.match(line) or not own_lines(line):
+            continue
+        return None
+    return lines
+
+
+def copied_titles(lines: list[str]) -> list[str]:
+    """The fact lines that are an episode's title copied, not a fact (older promotions)."""
+    return [ln for ln in own_lines("\n".join(lines)) if _COPIED_TITLE.match(ln)]

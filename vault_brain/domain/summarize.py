@@ -59,6 +59,11 @@ _SMALL_TALK = re.compile(
     r"how are you|how's it going|you're welcome|no problem|np|will do)\b",
     re.IGNORECASE,
 )
+_OFFER = re.compile(
+    r"\b(?:anything|something)(?: else)?\b|\bcan I (?:help|do)\b|\bhelp you\b|"
+    r"\bon your mind\b|\bhow (?:are|about) you\b|\bhow(?:'s| is) it going\b",
+    re.IGNORECASE,
+)
 _ANSWER_OPENER = re.compile(
     r"^\s*(?:yes|yeah|yep|no|nope|sure|correct|right|exactly|definitely|absolutely|"
     r"of course|not yet|never)\b",
@@ -193,8 +198,12 @@ def summarize_offline(
         seen.add(key)
         if sentence.text.endswith("?"):
             # the assistant's offers ("Anything else on your mind?") are not open questions
-            need = 1 if sentence.role == "user" else 2
-            if len(content_words(sentence.text)) >= need and not _is_answered(sentence, transcript):
+            offer = sentence.role == "assistant" and _OFFER.search(sentence.text)
+            if (
+                content_words(sentence.text)
+                and not offer
+                and not _is_answered(sentence, transcript)
+            ):
                 kinds[sentence.order] = "question"
         elif _DECISION.search(sentence.text):
             kinds[sentence.order] = "decision"
