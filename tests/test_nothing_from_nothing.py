@@ -93,6 +93,21 @@ def test_small_talk_sessions_leave_no_note_only_their_transcripts(vault: Path, c
     assert len(flushes) == 5 and all(f.get("notes") == [] for f in flushes)
 
 
+def test_compacting_small_talk_leaves_a_summary_record_and_no_note(vault: Path, cli: Any) -> None:
+    v = ("--vault", str(vault))
+    (vault / "STRATEGY.md").write_text(
+        (vault / "STRATEGY.md").read_text().replace("---\n", "---\ncompaction_keep_recent: 2\n", 1)
+    )
+    chat(cli, vault, "c1", SMALL_TALK[:6])
+    res = cli(*v, "compact", "-s", "c1", "--force", "--json").json()
+    assert res["applied"] and res["flush"]["plan"]["actions"] == []
+    kinds = [
+        json.loads(ln)["type"] for ln in (vault / "sessions/c1.jsonl").read_text().splitlines()
+    ]
+    assert "compaction" in kinds and "flush" in kinds
+    assert notes(vault) == {}
+
+
 def test_a_session_with_facts_and_a_decision_still_writes_them(vault: Path, cli: Any) -> None:
     chat(cli, vault, "s6", FACTS)
     cli("--vault", str(vault), "flush", "-s", "s6")
