@@ -132,6 +132,9 @@ def test_transcript_records_are_summarised_by_their_type() -> None:
     assert summary.open_questions == [] and summary.decisions == []
     asked = [*records, {"id": "m0006", "type": "user", "content": "Which office hosts the demo?"}]
     assert summarize_offline(asked).open_questions == ["Which office hosts the demo?"]
+    real = "Is there something wrong with the staging database?"  # not an offer: still open
+    said = [records[0], {"id": "m0002", "type": "assistant", "content": real}]
+    assert summarize_offline(said).open_questions == [real]
 
 
 # ----------------------------------------------------------------------------- credit

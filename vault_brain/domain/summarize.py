@@ -60,7 +60,7 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE,
 )
 _OFFER = re.compile(
-    r"\b(?:anything|something)(?: else)?\b|\bcan I (?:help|do)\b|\bhelp you\b|"
+    r"\b(?:anything|something) else\b|\banything I can\b|\bcan I (?:help|do)\b|\bhelp you\b|"
     r"\bon your mind\b|\bhow (?:are|about) you\b|\bhow(?:'s| is) it going\b",
     re.IGNORECASE,
 )
