@@ -122,7 +122,8 @@ def plan_consolidate(
             bodies = {r["path"]: note_body(vault, r["path"]) for r in group}
             empty = [r for r in group if not has_own_content(bodies[r["path"]])]
             for r in empty:
-                plan.notes.append(f"{r['id']}: says nothing of its own; not merged")
+                why = "says nothing of its own; not merged (`vb doctor` archives such notes)"
+                plan.notes.append(f"{r['id']}: {why}")
             group = [r for r in group if r not in empty]
             if len(group) < 2:
                 continue
