@@ -6,7 +6,8 @@ routes each statement to its entity note (the user's identity, decisions and pla
 person's facts to `entities/people/<name>.md`, a project's to
 `entities/projects/<name>.md`) and writes one episode note for the span, with the summary
 and the decisions. With an LLM: the model reconciles the captured statements against the
-nearest existing notes (ADD / UPDATE / DELETE / NONE). Every capture
+nearest existing notes (ADD / UPDATE / DELETE / NONE). A span with no decision, fact or
+open question writes no episode (nothing from nothing). Every capture
 names its session and message ids; flushed spans are recorded in the transcript, so flushing
 the same messages twice writes nothing new.
 """
@@ -24,14 +25,14 @@ from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.clock import now_iso
-from vault_brain.domain.engine import JSONChat
+from vault_brain.domain.engine import METHOD_LLM, JSONChat
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import facts_of
 from vault_brain.domain.gate import REASONS, prose_sentences
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.scopes import GLOBAL, scope_for, session_scopes
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
-from vault_brain.domain.summarize import summarize
+from vault_brain.domain.summarize import Summary, summarize
 from vault_brain.domain.text import slugify
 from vault_brain.storage.events import emit, refused
 from vault_brain.storage.transcript import append, read_records
@@ -120,7 +121,8 @@ def flush(
             result.dropped["known"] = result.dropped.get("known", 0) + 1
     result.plan.actions += feed.actions()
     episode_scope = scope_for("episode", scopes, user_kinds)
-    episode = _episode_action(vault, session, messages, llm, now, episode_scope)
+    captured = bool(report.candidates)
+    episode = _episode_action(vault, session, messages, llm, now, episode_scope, captured, result)
     if episode is not None:
         result.plan.actions.append(episode)
     if dry_run:
@@ -168,13 +170,23 @@ def _episode_action(
     llm: JSONChat | None,
     now: dt.datetime | None,
     scope: str = GLOBAL,
+    captured: bool = False,
+    result: FlushResult | None = None,
 ) -> Action | None:
+    """The span's episode note, or None: flushed before, or nothing durable in it (no
+    decision, fact or open question: nothing from nothing; the transcript keeps the words)."""
     first, last = str(messages[0]["id"]), str(messages[-1]["id"])
     stamp = (now or dt.datetime.now().astimezone()).strftime("%Y-%m")
     rel = f"episodes/{stamp}/session-{slugify(session)}-{first}-{last}.md"
     if vault.paths.note(rel).exists() or (vault.paths.archive_dir / rel).exists():
         return None  # this span was flushed before (its record may have been lost in a crash)
     summary = summarize(messages, llm)
+    if not durable(summary, captured):
+        if result is not None:
+            result.plan.notes.append(
+                f"no episode for {first}–{last}: no decisions, facts or open questions"
+            )
+        return None
     body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
     safe = (
         sentence
@@ -200,6 +212,15 @@ def _episode_action(
         meta["scope"] = scope
     why = f"episode of session {session} {first}–{last} ({summary.method})"
     return Action("create", rel, why, content=new_note_text(meta, "\n".join(body)), id=note_id)
+
+
+def durable(summary: Summary, captured: bool) -> bool:
+    """Whether a span says anything worth an episode: a decision or an open question, a fact
+    the capture rules kept (`captured`), or the model's facts. (The offline summary's fact
+    list is a loose pick, any sentence with a verb like "is"; alone it makes no note.)"""
+    if summary.decisions or summary.open_questions or captured:
+        return True
+    return summary.method == METHOD_LLM and bool(summary.facts)
 
 
 def _reconcile_with_llm(
