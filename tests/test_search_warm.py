@@ -22,8 +22,8 @@ from conftest import REPO
 from vault_brain.app.memo import redacted, token_count
 from vault_brain.app.proxy import recall
 from vault_brain.app.vault import Vault
-from vault_brain.domain.redaction import redact_spans
 from vault_brain.domain.notes import Filters
+from vault_brain.domain.redaction import redact_spans
 from vault_brain.storage.index.schema import TEXT_FIELDS
 from vault_brain.storage.index.search import Hit, Searcher
 from vault_brain.storage.tokens import get_counter

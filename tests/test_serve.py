@@ -176,9 +176,10 @@ def test_memory_goes_in_as_quoted_data_before_the_user_turn_and_nothing_else_cha
 ) -> None:
     """Through a real `vb serve` process: the note is quoted as reference data (with its id
     and who wrote it) in one user-role message added before the user's turn, never in the
-    system role; the client's system prompt and the user's message are untouched, vb's fields are gone and no default
-    is added; the ids come back in a header, `memory_hits` only when asked; the turn is
-    written after the response with its retrieval, so `vb feedback` credits the note."""
+    system role; the client's system prompt and the user's message are untouched, vb's
+    fields are gone and no default is added; the ids come back in a header, `memory_hits`
+    only when asked; the turn is written after the response with its retrieval, so
+    `vb feedback` credits the note."""
     note = add_note(cli, vault, "Tea", TEA)
     upstream.responder = lambda body: completion("You drink green tea.")
     serve_args = ("--port", "0", "--upstream", upstream.base_url, "--capture-idle", "0")
