@@ -46,6 +46,10 @@ def test_a_person_and_an_agent_record_themselves(vault: Path, cli: Any) -> None:
     stored = agent.add("entity", "Oven", "The oven runs hot.", "home").note
     assert stored.written_by == "agent" and _meta(vault / stored.path)["source"] == "agent"
     agent.close()
+    session = MemoryAPI.open(vault, source="session")  # what `vb session`'s agent tools call
+    kept = session.add("entity", "Kettle", "The kettle is descaled monthly.", "home").note
+    assert _meta(vault / kept.path)["source"] == "agent"
+    session.close()
 
 
 def test_a_flush_records_conversation(vault: Path, cli: Any) -> None:
