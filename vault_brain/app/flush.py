@@ -205,6 +205,7 @@ def _episode_action(
         "created": now_iso(),
         "updated": now_iso(),
         "credit": vault.policy.initial_score,
+        "source": "conversation",
         "session": session,
         "messages": [first, last],
     }
@@ -291,18 +292,11 @@ def _reconcile_with_llm(
             line = f"- {cand.text} (from session {session}, {cand.message_id}{note})"
             why = f"updates {target['id']}: {reason or 'refined by the session'}"
             extend = {"supersedes": [old]} if old else {}
-            result.plan.actions.append(
-                Action(
-                    "append",
-                    target["path"],
-                    why,
-                    {"updated": now_iso()},
-                    line,
-                    target["id"],
-                    extend,
-                )
-            )
             entity = feed.target(target["path"])
+            keys = {"updated": now_iso(), **(entity["source"] if entity else {})}
+            result.plan.actions.append(
+                Action("append", target["path"], why, keys, line, target["id"], extend)
+            )
             if entity is not None:
                 entity["known"].add(fact_key(line))
             result.captured.append(

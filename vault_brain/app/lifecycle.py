@@ -159,6 +159,7 @@ def plan_consolidate(
                 "credit": round(credit, 4),
                 "access_count": sum(r["access_count"] for r in group),
                 "merged_from": [r["id"] for r in group],
+                "source": "merge",
             }
             if scope != GLOBAL:
                 meta["scope"] = scope
@@ -217,7 +218,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
     threshold = policy.promotion_threshold
     transfer = policy.promotion_transfer
     rows = {r["path"]: r for r in credit_rows(vault, now)}
-    feed = EntityFeed(vault, policy.initial_score, rows)
+    feed = EntityFeed(vault, policy.initial_score, rows, writer="merge")
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
         if row["type"] != "episode" or row["problem"]:

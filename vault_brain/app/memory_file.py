@@ -14,11 +14,13 @@ from collections import Counter
 from typing import Any
 
 from vault_brain.app.credit import credit_rows
-from vault_brain.app.guard import note_refusals
+from vault_brain.app.guard import PERSON_REDACTED, note_refusals
+from vault_brain.app.memo import redacted
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.gate import redact
+from vault_brain.domain.notes import PERSON
+from vault_brain.domain.redaction import TITLE_REASONS
 from vault_brain.domain.scopes import GLOBAL
 from vault_brain.domain.substance import has_own_content
 from vault_brain.storage.files import atomic_write, read_inside, vault_lock
@@ -137,8 +139,9 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
         stored = vault.index.summary(row["docnum"])
         if not _has_content(vault, row, stored):
             continue  # only links, headings or provenance: nothing of its own to remember
-        row["summary"], found = redact(stored)
-        row["title"], found_in_title = redact(str(row["title"]))
+        only = PERSON_REDACTED if row.get("source", PERSON) == PERSON else None
+        row["summary"], found = redacted(stored, only)
+        row["title"], found_in_title = redacted(str(row["title"]), only or TITLE_REASONS)
         refused.update(found + found_in_title)
         cost = counter.count(_entry(row)) + 5  # its line break and perhaps a section header
         if used + cost <= budget:

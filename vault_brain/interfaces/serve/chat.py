@@ -103,16 +103,21 @@ def user_texts(body: Mapping[str, Any]) -> list[str]:
 
 
 def with_memory(body: dict[str, Any], message: str) -> None:
-    """Insert the memory message after the client's leading system/developer messages."""
+    """Insert the memories (a quoted data block, `domain.quoting`) as a user-role message of
+    their own just before the latest user message: never in the system role (a memory has
+    no authority over the model), next to the turn they were retrieved for, and after the
+    history, so the conversation's prefix stays the same from turn to turn (prompt caches
+    keep it). Without a user message: after the client's leading system messages."""
     messages = body.get("messages")
     if not message or not isinstance(messages, list):
         return
-    at = 0
-    while at < len(messages) and isinstance(messages[at], dict):
+    users = [n for n, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"]
+    at = users[-1] if users else 0
+    while not users and at < len(messages) and isinstance(messages[at], dict):
         if messages[at].get("role") not in _LEADING:
             break
         at += 1
-    body["messages"] = [*messages[:at], {"role": "system", "content": message}, *messages[at:]]
+    body["messages"] = [*messages[:at], {"role": "user", "content": message}, *messages[at:]]
 
 
 def request_key(session: str, body: Mapping[str, Any]) -> str:

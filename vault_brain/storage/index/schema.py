@@ -14,7 +14,7 @@ from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10  # 10: each row says who wrote the note (`source`)
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
@@ -112,6 +112,7 @@ def row(note: Note) -> dict[str, Any]:
         "problem": note.problem,
         "archived": note.archived,
         "private": note.private,
+        "source": note.source,
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),
