@@ -419,13 +419,6 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use() as vault:
             return lifecycle.run_plan(vault, plan, dry_run)
 
-    def doctor(self, fix: bool = False) -> PlanResult:
-        """Manufactured notes and credit no outcome earned: the plan, applied with `fix`."""
-        from vault_brain.app.doctor import doctor  # lazy: start-up
-
-        with self._use() as vault:
-            return doctor(vault, fix)
-
     def maintain(self, dry_run: bool = False) -> MaintainResult:
         from vault_brain.app import lifecycle  # lazy: start-up
 
