@@ -3,7 +3,8 @@
 README.md).
 
     .venv/bin/python scripts/bench_capture.py --stage capture [--split dev|held-out|all]
-                                              [--set corpus|blind|blind2|blind3] [--verbose] [--json]
+                                              [--set corpus|blind|blind2|blind3]
+                                              [--verbose] [--json]
     .venv/bin/python scripts/bench_capture.py --stage pipeline [--big] [--keep DIR]
                                               [--verbose] [--json]
 
