@@ -8,9 +8,9 @@ Latin letters, single spaces), in English, German, French and Spanish.
   high-entropy strings);
 - code, command and tool_output: program text, shell commands, tool calls and their output.
 
-Patterns only ever tested (`search`, yes or no) are compiled with `alternation.any_tested`, the
-one whose matches are used (SECRET's spans) with `alternation.any_of`: both answer as the plain
-alternation of their parts, faster (`tests/test_gate_alternation.py`).
+Patterns only ever tested (`search`, yes or no) are joined by `any_tested`, which puts the
+parts that begin at a word boundary under one `\b` (the engine then tries them only where a
+word begins or ends); those whose matches are used (SECRET's spans) are a plain alternation.
 
 Each pattern is a general form (a verb of overriding near a word for instructions, a stealth
 adverb near an action verb), not a list of known attack sentences.
@@ -21,9 +21,41 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from typing import Any
 
-from vault_brain.domain.gate.alternation import any_of, any_tested
 from vault_brain.domain.lazy_re import lazy
+
+
+def _alternatives(part: str) -> list[str]:
+    """The top-level alternatives of a pattern (split at `|` outside groups and classes)."""
+    out, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(part):
+        c = part[i]
+        if c == "\\":
+            i += 1
+        elif in_class:
+            in_class = c != "]"
+        elif c in "([)":
+            in_class, depth = c == "[", depth + {"(": 1, ")": -1, "[": 0}[c]
+        elif c == "|" and depth == 0:
+            out.append(part[start:i])
+            start = i + 1
+        i += 1
+    return [*out, part[start:]]
+
+
+def any_of(*parts: str) -> Any:
+    return lazy("|".join(f"(?:{p})" for p in parts))
+
+
+def any_tested(*parts: str) -> Any:
+    """The alternation of `parts` for yes/no tests: the same answers, tried at word
+    boundaries only where every alternative of a part begins with one."""
+    led = [p for p in parts if all(a.startswith(r"\b") for a in _alternatives(p))]
+    rest = [f"(?:{p})" for p in parts if p not in led]
+    head = [rf"\b(?:{'|'.join(f'(?:{p})' for p in led)})"] if led else []
+    return lazy("|".join(head + rest))
+
 
 _GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
 _SHORT = r"[^\n]{0,30}?"
