@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from vault_brain.domain import lazy_re
-from vault_brain.domain.gate import redact
 from vault_brain.domain.gate import patterns as gate_patterns
+from vault_brain.domain.gate import redact
 from vault_brain.storage import regex_cache
 from vault_brain.storage.regex_cache import RegexCache
 
