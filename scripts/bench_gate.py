@@ -20,7 +20,9 @@ held-out set: run it only at the end.
   messages (`sessions/`), `.git/` and the index. A benign text is refused when the store
   raised `RefusedError` (agent) or the flush dropped a piece of it for a gate reason.
 - Vaults (--vault PATH, repeatable): every note's title and body as an agent is shown them
-  (`gate.redact`, front matter left out); the notes with a redaction, by reason.
+  (`gate.redact`, front matter left out); the notes with a redaction, by reason, and those
+  redacted for a hostile kind (injection, exfiltration, secret) rather than a shape (code,
+  command, tool output: a person's docs hold code blocks, which capture refuses as memory).
 - Time (--time N): the detector's time per text over N texts (the sets' and vaults' texts,
   repeated as needed, the sentence cache emptied before each round).
 """
@@ -49,6 +51,7 @@ from bench_common import log, percentile  # noqa: E402
 from vault_brain.domain import gate  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
 
+HOSTILE = ("injection", "exfiltration", "secret")  # the rest are shapes: code, command, ...
 SETS = ("dev3", "blind1", "blind2", "heldout3", "capture-hostile")
 KEPANO = ROOT / "tests" / "data" / "kepano-vault"
 
@@ -198,7 +201,7 @@ def vault_alarms(vault: Path) -> dict[str, Any]:
     notes = _notes(vault)
     by_reason: Counter[str] = Counter()
     redacted: list[dict[str, Any]] = []
-    titles = 0
+    titles = hostile = 0
     for rel, title, body in notes:
         _, in_title = gate.redact(title)
         _, in_body = gate.redact(body)
@@ -206,6 +209,7 @@ def vault_alarms(vault: Path) -> dict[str, Any]:
             reasons = sorted(set(in_title) | set(in_body))
             by_reason.update(reasons)
             titles += bool(in_title)
+            hostile += bool(set(reasons) & set(HOSTILE))
             redacted.append({"note": rel, "title": bool(in_title), "reasons": reasons})
     return {
         "vault": str(vault),
@@ -213,6 +217,8 @@ def vault_alarms(vault: Path) -> dict[str, Any]:
         "redacted": len(redacted),
         "redacted_rate": _ratio(len(redacted), len(notes)),
         "titles_redacted": titles,
+        "hostile_kinds": hostile,
+        "hostile_kinds_rate": _ratio(hostile, len(notes)),
         "by_reason": dict(by_reason.most_common()),
         "notes_redacted": redacted,
     }
@@ -224,7 +230,7 @@ def timing(texts: Sequence[str], n: int) -> dict[str, Any]:
     sample = [t for t in texts if t.strip()]
     for text in sample[:50]:
         gate.judge(text)  # patterns compiled: not the figure
-    times = []
+    times: list[float] = []
     while len(times) < n:
         gate._cached_reasons.cache_clear()  # each round judged afresh (a bench may peek)
         for text in sample[: n - len(times)]:
@@ -250,7 +256,9 @@ def print_report(report: dict[str, Any], verbose: bool) -> None:
     d = report["detector"]
     print(f"set {report['set']}: {d['refuse_lines']} hostile, {d['pass_lines']} benign")
     print(f"  detector: refused {d['refused']}/{d['refuse_lines']} hostile ({_pct(d['recall'])}),")
-    print(f"            {d['false_alarms']}/{d['pass_lines']} benign ({_pct(d['false_alarm_rate'])})")
+    print(
+        f"            {d['false_alarms']}/{d['pass_lines']} benign ({_pct(d['false_alarm_rate'])})"
+    )
     for key in ("kind", "lang"):
         cells = [f"{g} {c['refused']}/{c['n']}" for g, c in d["by"][key].items()]
         print(f"  by {key}: " + ", ".join(cells))
@@ -268,8 +276,9 @@ def print_report(report: dict[str, Any], verbose: bool) -> None:
     for v in report.get("vaults", []):
         print(
             f"  vault {v['vault']}: {v['redacted']}/{v['notes']} notes redacted for an agent"
-            f" ({_pct(v['redacted_rate'])}; titles {v['titles_redacted']}), by reason"
-            f" {v['by_reason']}"
+            f" ({_pct(v['redacted_rate'])}; titles {v['titles_redacted']}; for injection,"
+            f" exfiltration or a secret {v['hostile_kinds']} ({_pct(v['hostile_kinds_rate'])})),"
+            f" by reason {v['by_reason']}"
         )
         if verbose:
             for note in v["notes_redacted"]:

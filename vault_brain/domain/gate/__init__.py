@@ -23,21 +23,35 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vault_brain.domain.gate.normalize import clean, disguised, fold, leet, squash
+from vault_brain.domain.gate.lexicon import OBEY, OVERRIDE, ROLE, SECRECY, SENT_DATA, STEERING
+from vault_brain.domain.gate.normalize import (
+    clean,
+    despace,
+    disguised,
+    fold,
+    leet,
+    reads_backwards,
+    squash,
+)
 from vault_brain.domain.gate.patterns import (
     CODE_ANYWHERE,
     CODE_START,
     COMMAND_ANYWHERE,
     COMMAND_START,
+    DEFANGED,
     EXFILTRATION,
     INJECTION,
     PASSWORD_IN_PROSE,
+    PASSWORD_NAMED,
     RAW_SHAPES,
     ROLE_TAG,
     SECRET,
+    SENDING,
+    SPLIT,
     SQUASHED,
     TOOL_ANYWHERE,
     TOOL_START,
+    TRANSFER_TO,
     WEAK_CODE,
     high_entropy_tokens,
     looks_like_password,
@@ -126,7 +140,37 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
     spans += [
         m.span("value") for m in PASSWORD_IN_PROSE.finditer(text) if looks_like_password(m["value"])
     ]
+    spans += [m.span("value") for m in PASSWORD_NAMED.finditer(text)]
     return spans + high_entropy_tokens(text) + seed_phrase_spans(text)
+
+
+def _spaced_secret(text: str) -> bool:
+    """A key spelled out with spaces ("A K I A 4 Q ...", "s k - p r o j - 8 f 3 K")."""
+    joined = despace(text)
+    return joined != text and bool(_secret_spans(re.sub(r"\s*([-_])\s*", r"\1", joined)))
+
+
+def _injection(folded: str) -> bool:
+    return any(
+        p.search(folded) for p in (INJECTION, OVERRIDE, ROLE, SECRECY, OBEY, STEERING, ROLE_TAG)
+    ) or bool(SPLIT.search(squash(folded)))
+
+
+def _exfiltration(folded: str, raw: str) -> bool:
+    addressed = _ADDRESS.search(folded)  # (a cheap look first: most sentences have none)
+    return bool(
+        (addressed and SENT_DATA.search(folded) and TRANSFER_TO.search(folded))
+        or (addressed and EXFILTRATION.search(folded))
+        or (DEFANGED.search(raw.lower()) and SENDING.search(folded))
+    )
+
+
+_ADDRESS = lazy(
+    r"@|://|\d\.\d|\w\.\w+/|webhook|pastebin|gist|ngrok|discord|telegram|slack|whatsapp|signal|#\d"
+)
+
+
+_LINK_TARGET = lazy(r"\]\((?:[^()\s]|\([^()\s]*\))+\)")  # a markdown link's target: a reference
 
 
 # Words that show a sentence speaks of its writer: such a sentence is the person's own,
@@ -148,17 +192,19 @@ def _sentence_reasons(raw: str) -> tuple[str, ...]:
 
 def _scan_sentence(raw: str) -> tuple[str, ...]:
     folded = fold(raw)
+    backwards = folded[::-1] if reads_backwards(folded) else ""
     reasons: list[str] = []
     if (
-        INJECTION.search(folded)
-        or ROLE_TAG.search(folded)
+        _injection(folded)
+        or (backwards and _injection(backwards))
         or (disguised(raw) and SQUASHED.search(squash(folded)))
         or (leet(folded) != folded and INJECTION.search(leet(folded)))
     ):
         reasons.append("injection")
-    if EXFILTRATION.search(folded):
+    linked = fold(_LINK_TARGET.sub("]", raw)) if "](" in raw else folded
+    if _exfiltration(linked, raw) or (backwards and _exfiltration(backwards, raw[::-1])):
         reasons.append("exfiltration")
-    if _secret_spans(clean(raw)):
+    if _secret_spans(clean(raw)) or _spaced_secret(clean(raw)):
         reasons.append("secret")
     shape = _shape(raw)
     if shape:
@@ -257,6 +303,11 @@ def _pieces(text: str) -> Iterator[_Piece]:
         if any("-----BEGIN" in line and "PRIVATE KEY" in line for line in lines):
             yield _Piece(first, last, ("secret",))
             continue
+        if len(lines) >= 4 and sum(len(line.split()) <= 2 for line in lines) * 4 >= len(lines) * 3:
+            joined = _sentence_reasons(" ".join(line.strip() for line in lines))
+            if joined:  # a sentence cut into a word or two a line
+                yield _Piece(first, last, joined[:1])
+                continue
         judged = [
             [_Piece(first + n, first + n + 1, (shape,))]
             if shape
