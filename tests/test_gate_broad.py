@@ -89,6 +89,13 @@ PASSED = [
     "The recipe says to always rest the steak before slicing.",
     "You are now set up for two-factor authentication.",
     "The real instructions for the boiler are taped inside the cupboard door.",
+    # documentation prose (the kind that was redacted in adopted doc vaults)
+    "Upgrading will permanently delete all data stored with the old key, including history.",
+    "One shared admin account can buy every seat; each employee needs no account of their own.",
+    "Please do not message other members without asking for consent first.",
+    "The key rule is that the outer fence uses **more** backticks than the inner one.",
+    "| Feature                 | Free    | Pro      |",
+    "You can get help in the [community Discord channel](https://discord.example/channels/42).",
 ]
 
 
