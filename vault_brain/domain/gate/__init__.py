@@ -25,12 +25,12 @@ from typing import Any
 
 from vault_brain.domain.gate.lexicon import OBEY, OVERRIDE, ROLE, SECRECY, SENT_DATA, STEERING
 from vault_brain.domain.gate.normalize import (
+    backwards,
     clean,
     despace,
     disguised,
     fold,
     leet,
-    reads_backwards,
     squash,
 )
 from vault_brain.domain.gate.patterns import (
@@ -140,7 +140,7 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
     spans += [
         m.span("value") for m in PASSWORD_IN_PROSE.finditer(text) if looks_like_password(m["value"])
     ]
-    spans += [m.span("value") for m in PASSWORD_NAMED.finditer(text)]
+    spans += [m.span("value") for m in PASSWORD_NAMED.finditer(text) if looks_like_password(m[1])]
     return spans + high_entropy_tokens(text) + seed_phrase_spans(text)
 
 
@@ -192,17 +192,17 @@ def _sentence_reasons(raw: str) -> tuple[str, ...]:
 
 def _scan_sentence(raw: str) -> tuple[str, ...]:
     folded = fold(raw)
-    backwards = folded[::-1] if reads_backwards(folded) else ""
+    reversed_ = backwards(folded)
     reasons: list[str] = []
     if (
         _injection(folded)
-        or (backwards and _injection(backwards))
+        or (reversed_ and _injection(reversed_))
         or (disguised(raw) and SQUASHED.search(squash(folded)))
         or (leet(folded) != folded and INJECTION.search(leet(folded)))
     ):
         reasons.append("injection")
     linked = fold(_LINK_TARGET.sub("]", raw)) if "](" in raw else folded
-    if _exfiltration(linked, raw) or (backwards and _exfiltration(backwards, raw[::-1])):
+    if _exfiltration(linked, raw) or (reversed_ and _exfiltration(reversed_, raw[::-1])):
         reasons.append("exfiltration")
     if _secret_spans(clean(raw)) or _spaced_secret(clean(raw)):
         reasons.append("secret")

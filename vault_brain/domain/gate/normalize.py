@@ -164,13 +164,24 @@ def fold(text: str, keep_spacing: bool = False) -> str:
     return text
 
 
-def reads_backwards(folded: str) -> bool:
-    """Whether a sentence is written backwards: more common words read right to left."""
+def backwards(folded: str) -> str:
+    """A sentence written backwards, in reading order ("" if it is not): all of it, when more
+    common words read right to left; else its words written backwards, when two or more of
+    them are common or the gate's words ("erongi lla suoiverp selur")."""
     words = re.findall(r"\w+", folded)
     ahead = sum(w in _COMMON for w in words)
-    return sum(w[::-1] in _COMMON for w in words) > max(ahead, 1)
+    if sum(w[::-1] in _COMMON for w in words) > max(ahead, 1):
+        return folded[::-1]
+    turned = [w for w in words if w not in _COMMON | _ATTACK and w[::-1] in _COMMON | _ATTACK]
+    if len(turned) < 2 or not any(w[::-1] in _ATTACK for w in turned):
+        return ""
+    return _WORD_CHARS.sub(lambda m: m[0][::-1] if m[0] in turned else m[0], folded)
 
 
+_WORD_CHARS = lazy(r"\w+")
+_ATTACK = frozenset(
+    re.findall(r"\w+", "ignore previous prior instructions rules disregard forget prompt system")
+)
 _COMMON = frozenset(
     re.findall(r"\w+", "the and to you your all of is in do not for this that with me it")
 )

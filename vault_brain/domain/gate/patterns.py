@@ -69,7 +69,7 @@ _AI = (
 _RULES = (
     r"(?:instructions?|rules?|guidelines?|guardrails?|(?:system )?prompts?|directions?"
     r"|directives?|polic(?:y|ies)|restrictions?|limits?|limitations?|constraints?|filters?"
-    r"|programming|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
+    r"|programming|guidance|configuration|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
     r"|richtlinie\w*|systemprompt|beschränkung\w*|einschränkung\w*|consignes?|règles?"
     r"|limites?|instrucciones?|reglas?|indicaciones?|directrices?|normas?|restricciones?"
     r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|polític\w*|politiques?"
@@ -99,7 +99,10 @@ INJECTION = any_tested(
     rf"\b(?:deaktivier|schalte|desactiva|apaga|quita|désactive|coupe)\w*\b{_SHORT}\b(?:filter|"
     r"sicherheit|schutz|filtros?|seguridad|protecci[oó]n|filtres?|sécurité|protection)\w*\b",
     # a new role or mode
-    r"\byou(?: are|'re) (?:now|no longer) (?!(?:\w+ed|set up|able|ready|done|logged|signed|in|on)\b)"
+    r"\byou(?: are|'re) now (?:an? |the |my |in )?(?:\w+ )?(?:ai|assistant|model|bot|dan|mode|persona"
+    r"|character|unrestricted|unfiltered|free|jailbroken|evil|admin|root|developer|called|named"
+    r"|known as|no longer)\b|\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai"
+    r"|assistant)|required to|subject to|following)\b"
     r"|\bfrom now on,? you(?:'re| are| will be| have no)\b",
     rf"\b(?:from now on|henceforth|from this point on)\b{_SHORT}\b(?:trust|obey|ignore|treat|store"
     r"|send|forward|upload|reveal)\b|\byou (?:will|must|shall) now\b",
@@ -334,7 +337,7 @@ def seed_phrase_spans(text: str) -> list[tuple[int, int]]:
 
 
 def looks_like_password(value: str) -> bool:
-    value = value.strip("*_`[]()~").rstrip(".,;:!?)")  # (markdown around a word is not a symbol)
+    value = value.rstrip(".,;:!?)").strip("*_`[]()~").rstrip(".,;:!?)")  # (markdown: no symbol)
     plain = value.isalpha() and value[1:].islower()
     if len(value) < 4 or plain or "://" in value or _HYPHENATED_WORDS.fullmatch(value):
         return False
@@ -345,7 +348,7 @@ def looks_like_password(value: str) -> bool:
     )
 
 
-_HYPHENATED_WORDS = lazy(r"[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)+")  # Wi-Fi, Jean-Luc
+_HYPHENATED_WORDS = lazy(r"(?:\d+-)?[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)*")  # Wi-Fi, 6-digit
 _TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{16,}")
 _URL = lazy(r"\b[a-z][a-z0-9+.-]*://[^\s)\]>]+")
 
