@@ -130,3 +130,8 @@ def test_a_password_in_prose_is_redacted_in_place() -> None:
     text, found = redact("Sam logs in with the password Kestrel!42 on the shared laptop.")
     assert text == "Sam logs in with the password [redacted: credential] on the shared laptop."
     assert found == {"secret": 1}
+
+
+def test_a_title_that_reads_like_an_import_is_prose_and_code_still_code() -> None:
+    assert redact("Import notes") == ("Import notes", {})
+    assert judge("import os").reasons == ("code",)

@@ -429,7 +429,7 @@ COMMAND_ANYWHERE = any_tested(
 CODE_START = any_tested(
     r"^\s*(?:async\s+)?(?:def|function|fn|func)\s+\w+\s*\(|^\s*class\s+\w+\s*[(:{<]",
     r"^\s*(?:public|private|protected|static)\s+[\w<>\[\]]+\s+\w+|^\s*(?:void|int|char|bool|float|double|long)\s+\*?\w+\s*[(=;\[]",
-    r"^\s*(?:import\s+[\w.]+\s*;?\s*$|package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
+    r"^\s*(?:package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
     r"^\s*(?:const|let|var)\s+[\w$]+\s*[=:;]|^\s*return\b[^\n]*;\s*$|^\s*(?:struct|enum|interface|impl|module)\s+\w+\s*[{<(]|^\s*require\s*\(",
     r"^\s*from [\w.]+ import\b",
     r"^\s*(?:if|for|while|switch|try|catch|else|elif|except|finally)\b[^\n]*[:{]\s*(?:\w+\([^\n]*)?$",
@@ -484,7 +484,7 @@ RAW_SHAPES = (
         "code",
         lazy(
             r"^(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL"
-            r"|VOLUME|HEALTHCHECK)\s+\S"
+            r"|VOLUME|HEALTHCHECK)\s+\S|^\s*import\s+[\w.]+\s*;?\s*$"  # (not "Import notes")
         ),
     ),
     (
