@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vault_brain.domain.gate.lexicon import OBEY, OVERRIDE, ROLE, SECRECY, SENT_DATA, STEERING
+from vault_brain.domain.gate import lexicon
+from vault_brain.domain.gate.lexicon import SENT_DATA
 from vault_brain.domain.gate.normalize import (
     backwards,
     clean,
@@ -41,10 +42,12 @@ from vault_brain.domain.gate.patterns import (
     DEFANGED,
     EXFILTRATION,
     INJECTION,
+    INJECTION_PARTS,
     PASSWORD_IN_PROSE,
     PASSWORD_NAMED,
     RAW_SHAPES,
     ROLE_TAG,
+    ROLE_TAG_PARTS,
     SECRET,
     SENDING,
     SPLIT,
@@ -54,6 +57,7 @@ from vault_brain.domain.gate.patterns import (
     TRANSFER_TO,
     WEAK_CODE,
     high_entropy_tokens,
+    hoisted,
     looks_like_password,
     seed_phrase_spans,
 )
@@ -151,9 +155,11 @@ def _spaced_secret(text: str) -> bool:
 
 
 def _injection(folded: str) -> bool:
-    return any(
-        p.search(folded) for p in (INJECTION, OVERRIDE, ROLE, SECRECY, OBEY, STEERING, ROLE_TAG)
-    ) or bool(SPLIT.search(squash(folded)))
+    return bool(_ADDRESSED.search(folded) or SPLIT.search(squash(folded)))
+
+
+# Everything that speaks to the assistant, as one pattern (one pass over a sentence)
+_ADDRESSED = lazy(hoisted(*INJECTION_PARTS, *lexicon.PARTS, *ROLE_TAG_PARTS))
 
 
 def _exfiltration(folded: str, raw: str) -> bool:

@@ -56,11 +56,12 @@ def _pairs(row: str, boundaries: bool = True) -> list[str]:
     ]
 
 
-OVERRIDE = any_tested(
+OVERRIDE_PARTS = [
     *[p for row in _TABLES["override"] for p in _pairs(row.split(":", 1)[1].strip())],
     *[p for row in _TABLES["unspaced"] for p in _pairs(row, boundaries=False)],
+]
+ROLE_PARTS, SECRECY_PARTS, OBEY_PARTS, STEERING_PARTS = (
+    alternatives(_words(name)) for name in ("role", "secrecy", "obey", "steering")
 )
-ROLE, SECRECY, OBEY, STEERING, SENT_DATA = (
-    any_tested(*alternatives(_words(name)))
-    for name in ("role", "secrecy", "obey", "steering", "sent_data")
-)
+PARTS = OVERRIDE_PARTS + ROLE_PARTS + SECRECY_PARTS + OBEY_PARTS + STEERING_PARTS
+SENT_DATA = any_tested(*alternatives(_words("sent_data")))

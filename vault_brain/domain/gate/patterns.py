@@ -44,17 +44,17 @@ def alternatives(part: str) -> list[str]:
     return [*out, part[start:]]
 
 
-def any_of(*parts: str) -> Any:
-    return lazy("|".join(f"(?:{p})" for p in parts))
+def hoisted(*parts: str) -> str:
+    """The alternation of `parts`, those whose every alternative begins at a word boundary
+    under one `\\b` (the engine then tries them only where a word begins or ends): the same
+    matches, but for which part matches where two match at one place."""
+    led = [p for p in parts if all(a.startswith(r"\b") for a in alternatives(p))]
+    rest = [f"(?:{p})" for p in parts if p not in led]
+    return "|".join(([rf"\b(?:{'|'.join(f'(?:{p})' for p in led)})"] if led else []) + rest)
 
 
 def any_tested(*parts: str) -> Any:
-    """The alternation of `parts` for yes/no tests: the same answers, tried at word
-    boundaries only where every alternative of a part begins with one."""
-    led = [p for p in parts if all(a.startswith(r"\b") for a in alternatives(p))]
-    rest = [f"(?:{p})" for p in parts if p not in led]
-    head = [rf"\b(?:{'|'.join(f'(?:{p})' for p in led)})"] if led else []
-    return lazy("|".join(head + rest))
+    return lazy(hoisted(*parts))
 
 
 _GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
@@ -81,7 +81,7 @@ _ACTION = (
     r"|give|tell|mark|put|keep|report|leak|exfiltrate)"
 )
 
-INJECTION = any_tested(
+INJECTION_PARTS = (
     # override the instructions
     rf"\b(?:ignore|disregard|forget|override|bypass|circumvent|abandon|discard)\b{_GAP}\b{_RULES}\b",
     rf"\b(?:ignorier\w*|missacht\w*|vergiss|vergessen sie|übergeh\w*|umgeh\w*|verwirf|verwerft"
@@ -196,9 +196,10 @@ INJECTION = any_tested(
     r"\b(?:obey|follow|listen to|take orders from|answer to) (?:only|exclusively|nobody but|no one but)\b",
     r"\bonly (?:obey|follow|listen to|take (?:instructions|orders) from)\b",
 )
+INJECTION = any_tested(*INJECTION_PARTS)
 
 # Role and control tags of chat formats, and message headers that speak as a role.
-ROLE_TAG = any_tested(
+ROLE_TAG_PARTS = (
     r"<\s*/?\s*(?:system|assistant|user|tool|developer|instructions?|im_start|im_end|inst|sys"
     r"|function_calls|function_results|tool_use|tool_result|tool_call|invoke|parameter|antml:\w+)\b[^>]*>",
     r"<\|[a-z_]+\|>|\[/?(?:inst|sys|system|assistant)\]|<<\s*/?sys\s*>>",
@@ -207,6 +208,7 @@ ROLE_TAG = any_tested(
     r"|note|override)?\s*:",
     r"\b(?:assistant|user|system|tool) to=\w",
 )
+ROLE_TAG = any_tested(*ROLE_TAG_PARTS)
 
 # A phrase broken up by separators (letter spacing, zero-width characters) still reads as
 # one of these once only its letters are left.
@@ -269,7 +271,7 @@ DEFANGED = lazy(
 SENDING = lazy(rf"\b(?:{_TRANSFER}|{_FETCH})\b|{_CJK_SEND}")
 
 # -- secrets: matched on cleaned text (case kept) ------------------------------------------
-SECRET = any_of(
+SECRET = any_tested(
     r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_\-]{20,}",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|\bxapp-[A-Za-z0-9\-]{10,}",
