@@ -46,14 +46,15 @@ def _words(name: str) -> str:
 
 
 def _pairs(row: str, boundaries: bool = True) -> list[str]:
-    verbs, nouns = (
+    """A verb before its noun, or (for the third column, or all verbs in unspaced scripts)
+    after it."""
+    verbs, nouns, *after = (
         re.sub(r"\{([a-z_]+)\}", lambda m: f"(?:{_words(m[1])})", c) for c in row.split(" : ")
     )
     if not boundaries:
         return [rf"(?:{verbs}).{{0,30}}?(?:{nouns})", rf"(?:{nouns}).{{0,20}}?(?:{verbs})"]
-    return [
-        rf"\b(?:{verbs})\w*\b[^\n]{{0,50}}?\b(?:{nouns})|\b(?:{nouns})\w*\b[^\n]{{0,30}}?\b(?:{verbs})\b"
-    ]
+    out = [rf"\b(?:{verbs})\w*\b[^\n]{{0,50}}?\b(?:{nouns})"]
+    return out + [rf"\b(?:{nouns})\w*\b[^\n]{{0,30}}?\b(?:{a})\b" for a in after]
 
 
 OVERRIDE_PARTS = [
