@@ -72,7 +72,7 @@ _RULES = (
     r"|programming|guidance|configuration|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
     r"|richtlinie\w*|systemprompt|beschränkung\w*|einschränkung\w*|consignes?|règles?"
     r"|limites?|instrucciones?|reglas?|indicaciones?|directrices?|normas?|restricciones?"
-    r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|polític\w*|politiques?"
+    r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|what the user (?:asked|said|wants|requested)|polític\w*|politiques?"
     r"|(?:question|demande) de l'utilisateur|pregunta del usuario|frage des nutzers)"
 )
 _ACTION = (
