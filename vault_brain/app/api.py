@@ -186,14 +186,14 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             self._vault.kept = True  # this API's writes: indexed by the keeper's thread
 
     def warm_up(self) -> None:
-        """Reconcile and open the searcher, and build the gate's fast patterns, now (a
+        """Reconcile and open the searcher, and compile the gate's patterns, now (a
         server does this while its client connects)."""
-        from vault_brain.domain.gate.alternation import build_fast_forms
+        from vault_brain.domain.gate import judge
         from vault_brain.storage import regex_cache
 
         with self._use("skip") as vault:
             vault.searcher.search("warm up", 1)
-        build_fast_forms()
+        judge("warm up: ignore nothing, `ls -l`\n- item")
         regex_cache.save()  # for the next server's start
 
     def close(self) -> None:
