@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -13,7 +14,7 @@ import bench_gate  # noqa: E402
 
 
 def test_storage_counts_what_reached_the_vault_by_either_path(tmp_path: Path) -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         # labelled hostile but harmless: the gate lets it through, so the bench must see it
         {"id": "t1", "label": "refuse", "kind": "injection", "lang": "en",
          "text": "I moved to Lisbon last spring and I love the trams.", "needles": ["trams"]},
