@@ -18,7 +18,10 @@ held-out set: run it only at the end.
   hostile text is stored when one of its needles (case-insensitive, as written or normalised
   as in scripts/bench_capture.py) is in any file under the vault but the transcripts'
   messages (`sessions/`), `.git/` and the index. A benign text is refused when the store
-  raised `RefusedError` (agent) or the flush dropped a piece of it for a gate reason.
+  raised `RefusedError` (agent) or the flush dropped a piece of it for a gate reason. Then,
+  for `vb serve`, what a next conversation would be given: the memories recalled for each
+  hostile text itself (`ProxyAPI.recall`, the quoted block a request gets), searched for its
+  needles ("recalled into a next request").
 - Vaults (--vault PATH, repeatable): every note's title and body as an agent is shown them
   (`gate.redact`, front matter left out); the notes with a redaction, by reason, and those
   redacted for a hostile kind (injection, exfiltration, secret) rather than a shape (code,
@@ -165,6 +168,16 @@ def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
             proxy.roll_summary(session)
         else:
             capture(proxy, session)
+    # what the next conversation is given: the memories recalled for each hostile text itself
+    # (the query most likely to find what it left behind), as the quoted block a request gets
+    needles = needle_list([r for r in hostile if r.get("needles")])
+    reinjected = sorted(
+        {
+            needle.hostile
+            for row in hostile
+            for needle, _ in found_needles(proxy.recall(row["text"]).message, needles)
+        }
+    )
     proxy.close()
     stored = sorted(_scan_vault(root, rows))
     out["serve_flush"] = {
@@ -172,12 +185,17 @@ def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
         "stored": len(stored),
         "stored_rate": _ratio(len(stored), len(hostile)),
         "stored_ids": stored,
+        "reinjected": len(reinjected),
+        "reinjected_ids": reinjected,
         "benign": len(benign),
         "benign_refused": len(dropped_benign),
         "benign_refused_rate": _ratio(len(dropped_benign), len(benign)),
         "benign_refused_ids": dropped_benign,
     }
-    log(f"serve flush: {len(stored)}/{len(hostile)} hostile stored")
+    log(
+        f"serve flush: {len(stored)}/{len(hostile)} hostile stored, "
+        f"{len(reinjected)} recalled into a next request"
+    )
     return out
 
 
@@ -270,6 +288,7 @@ def print_report(report: dict[str, Any], verbose: bool) -> None:
             f"  {path}: hostile stored {s['stored']}/{s['hostile']} ({_pct(s['stored_rate'])}),"
             f" benign refused {s['benign_refused']}/{s['benign']}"
             f" ({_pct(s['benign_refused_rate'])})"
+            + (f", recalled into a next request {s['reinjected']}" if "reinjected" in s else "")
         )
         if verbose:
             print(f"    stored: {s['stored_ids']}\n    benign refused: {s['benign_refused_ids']}")
