@@ -50,7 +50,7 @@ def parse(rules: str, fragments: str) -> tuple[Rule, ...]:
         name, _, pattern = line.partition(" = ")
         classes[name] = pattern
     out: list[Rule] = []
-    lines = [line for line in rules.splitlines() if line.strip()]
+    lines = [line for line in rules.splitlines() if line.strip() and not line.startswith("#")]
     for header, pattern in zip(lines[::2], lines[1::2], strict=True):
         spec, _, said = header[1:].partition("  ")
         slot, *options = spec.split(",")

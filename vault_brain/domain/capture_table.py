@@ -155,6 +155,12 @@ RULES = r"""
 
 @identity:business  I own a small bakery called Pain de Jeanne in Lyon | We're a 6-person startup, Quillon — contract review for small landlords
 (?i:\bwe'?re|\bwe\s+are|\b(?:i|we)\s+(?:run|own|have|founded|co-founded|started|set\s+up|co-own))\s+(?:(?i:a|an|the|my|our)\s+)?(?:[\w'’-]+\s+){0,3}?(?i:{ORG_NOUN})(?:\s+(?i:of|for)\s+[\w-]+)?(?:\s+(?i:in|at|near)\s+{NAME_WORD})?(?:,\s+(?:(?i:the\s+name\s+is|its\s+name\s+is|called|named)\s+)?|\s+(?i:at|called|named)\s+)(?P<name>{NAME_SEQ})|(?i:\bmy\s+(?:own\s+)?)(?:[\w'’-]+\s+){0,2}?(?i:{ORG_NOUN}),?\s+(?:(?i:called|named)\s+)?(?P<own>{NAME_SEQ})
+@identity:business  we're called Static Hedgerow, 4 of us | the band is called Low Tide || we're called in on Sundays
+(?i:\bwe'?re|\bwe\s+are|\bthe\s+(?:band|team|club|group|choir|company|business|shop|charity)\s+is)\s+(?i:called|named)\s+(?P<name>{NAME_SEQ})
+@identity:business  I'm Rafael, cofounder and CTO of Haulwise | owner of Quayhaven Dental in Portishead | i'm the volunteer coordinator at Eastside Community Pantry || the head of sales
+(?i:\b(?:owner|founder|co-?founder|ceo|cto|coo|director|coordinator|organi[sz]er|chair|chairman|chairwoman|president|captain|coach|manager|head|secretary|treasurer)\s+(?:of|at)\s+)(?i:the\s+)?(?P<name>{NAME_SEQ})
+@identity:business  I coach a U10 girls soccer team, the Riverside Kestrels, in Dayton || I coach a team in town
+(?i:\b(?:i|we)\s+(?:coach|manage|lead|captain|direct|run|organi[sz]e|chair))\s+(?i:a|an|the|my|our)\s+(?:[\w'’-]+\s+){0,3}?(?i:{ORG_NOUN}),?\s+(?:(?i:the|called|named)\s+)?(?P<name>{NAME_SEQ})
 
 @preference,i  i get horribly carsick | I like sharp, acidic flavours || I love it | I hate that
 \b(?:i|we)(?:\s+|(?=['’])){ADV}{LIKE_VERB}\b{NOT_OBJECT}
