@@ -63,8 +63,8 @@ RULES = r"""
 (?<![\w'’])(?i:i)\s+{ADV}(?i:lead|run|manage|own|head|direct|chair|founded|co-founded|co-own|head\s+up)\s+(?i:a|an|the|my|our)\s
 @identity:role  I play bass in a band called The Velvet Tramlines, we've got a gig at the Brudenell in Leeds on 27 June
 (?<![\w'’])(?i:i)\s+{ADV}(?i:play)\s+(?:the\s+)?(?:\w+\s+)?(?i:{INSTRUMENT})\s+(?i:in|for|with)\s
-@identity:role  I play bass in a band called The Velvet Tramlines, we've got a gig at the Brudenell in Leeds on 27 June
-(?<![\w'’])(?i:i)\s+(?i:sing|play\s+(?:the\s+)?(?:\w+\s+)?(?i:{INSTRUMENT}))\b(?=.*\b(?i:band|choir|orchestra|group|quartet|trio)\b|,)
+@identity:role  I play bass in a band called The Velvet Tramlines, we've got a gig at the Brudenell in Leeds on 27 June | i play bass and do backing vocals
+(?<![\w'’])(?i:i)\s+(?i:sing|play\s+(?:the\s+)?(?:\w+\s+)?(?i:{INSTRUMENT}))\b(?=.*\b(?i:band|choir|orchestra|group|quartet|trio)\b|,|\s+(?i:and)\b)
 @identity:role  I'm teaching assistant for the intro course and one student essay has this strange line inside
 (?<![\w'’])(?i:{I}|i am)\s+{ADV}(?i:self-employed|retired|freelance|a\s+freelancer|unemployed|between\s+jobs|a\s+stay-at-home|studying|reading|teaching|training\s+to\s+be|doing\s+(?:a|an|my)\s+{DEGREE}|on\s+the\s+(?:[\w'’-]+\s+){1,3}team)
 @identity:role  my thesis is on coral reefs
@@ -101,6 +101,8 @@ RULES = r"""
 (?<![\w'’])(?i:i)\s+(?i:handle|run|do|look\s+after|take\s+care\s+of)\s+(?i:the|all\s+the)\s+(?:[\w-]+\s+){0,2}(?i:side|end|admin|books|accounts|ops|operations|kitchen|front\s+of\s+house)\b
 @identity:role  I've been teaching for twelve years
 (?<![\w'’])(?i:i'?ve\s+been\s+(?:teaching|nursing|working|practising|practicing|lecturing|coaching|coding|programming|farming)\s+(?:for|since|at|as|in)\s)
+@identity:role  Quantity surveyor by trade | a teacher by training || by the way
+(?i:\bby\s+(?:trade|profession|training)\b)
 @identity:role/bare,match  freelance illustrator | Freelance illustrator
 ^(?!(?i:my|our|his|her|their|the|a|an|your|no|not)\b)(?:[\w-]+(?:['’]s)?\s+){0,3}(?i:ex-)?(?i:{JOB})(?:\s+(?i:at|for|in|with)\s|\s*[,—–(]|\s*$)
 
@@ -230,6 +232,16 @@ RULES = r"""
 \bi\s+(?:only\s+)?use\s+.+\bfor\s+(?:everything|all\s+my)\b
 @preference,i  Please explain things simply
 ^(?:please\s+)?(?:explain|write|keep|answer|describe|put)\s+(?:things|everything|stuff|it all|your answers|answers|replies)\s+(?:\w+\s+)?(?:simply|simple|short|brief|briefly|plainly|concise|concisely|in plain|step by step)\b
+@preference,i  please don't give me the whole self-care lecture | and don't lecture me about sleep || don't tell me
+^(?:and\s+|but\s+|also\s+)?(?:please\s+)?(?:don't|do not|never)\s+(?:give|send|lecture|preach)\s+me\b
+@preference,i  Avoid the word 'penalty' entirely | never use the term "user" || avoid the traffic
+^(?:and\s+|also\s+)?(?:please\s+)?(?:avoid|never\s+use|don't\s+use|do\s+not\s+use)\s+(?:the\s+)?(?:word|term|phrase|expression)s?\b
+@preference,i  I write in the early mornings before school || I woke up in the mornings
+\b(?:i|we)\s+(?!(?:have|had|am|was|will|'ll|need|needed|got|get|can|could|woke|went)\b)\w+(?:\s+\w+){0,3}\s+in\s+the\s+(?:early\s+|late\s+)?(?:mornings|evenings|afternoons)\b
+@preference,i  4 days max | 2 coffees max || max 4 days
+\b\d+\s*[a-z]+\s+(?:max|maximum|tops)\b
+@preference,i  paper sheet on the noticeboard plus the whatsapp group, that's how we do it || that's how we met
+\bthat'?s\s+(?:how|what)\s+(?:we|i)\s+(?:always\s+)?(?:do|like|use|run|handle)\b
 @preference,match,i  going fwd: just the diff + one line of why, no essays, i read these on my phone between standups
 ^(?:going\s+(?:forward|fwd)|from\s+now\s+on|for\s+(?:the\s+)?future|in\s+future|standing\s+(?:rule|pref|prefs|preference)s?)\s*[:,—–-]\s*\S
 @preference/not,i  Never used them in 9 years | She said he mustn't bend past 90 degrees for now || I never eat meat
@@ -307,6 +319,8 @@ RULES = r"""
 ^(?!(?:oh|ah|yes|yeah|ok|okay|well|so|and|but|that|this|it|is|are|do|does|did|can|was)\b)[\w][\w &'+.-]{1,40}?[:,]?\s+(?:yes|yep|yeah)\b(?:[\s,.!]+(?:yes|yep|yeah|please|cut|do|keep|drop|decided|definitely|absolutely|that)\b|\W*$)
 @decision,i  Oxalic vapor sounds right.
 ^(?!(?:that|this|it|everything|all|which|what)\b)(?:the\s+)?[\w +-]{2,30}?\s+sounds\s+(?:right|best|perfect|like\s+the\s+(?:one|way))\W*$
+@decision,i  speeches BEFORE the meal, not after (his dad talks forever) | quartz worktops, not granite || that's fine, not a problem | I'm tired, not sleepy
+^(?!(?:i|i'm|it|it's|that|that's|this|we|we're|you|he|she|they|there|thanks|no|not|just|but|and|so)\b)(?:[\w'’£$€%-]+\s+){0,4}[\w'’£$€%-]+,?\s+not\s+(?:the\s+|a\s+)?[\w'’-]+(?:\s*\([^)]*\))?\W*$
 @decision/then,match,i  Shopify then || bye then | go on then
 ^(?:(?:ok(?:ay)?|fine|alright|right)\b,?\s*)?(?:the\s+)?(?!(?:go|come|carry|hold|bye|goodbye|see|talk|speak|thanks|thank|cheers|ok|okay|right|fine|well|alright|oh|good|great|sure|so|and|but|what|now|night|later|never|fair|that|that's|it|it's|i|we|you|me|yes|yeah|no|all|sounds|lovely|cool|nice|perfect|brilliant|awesome|excellent|catch|cya|cheers|noted|got|understood|whatever|same|ah|hmm|done|deal|agreed|settled|sorted|enjoy|have\s+fun)\b)[\w\s-]{2,30}(?<!\bby)(?<!\bsince)(?<!\buntil)(?<!\btill)(?<!\band)(?<!\bonly)(?<!\bback)(?<!\bjust)(?<!\beven)\s+then\W*$
 @decision/it-is,match,i  economy it is | React Native it is, with Expo
