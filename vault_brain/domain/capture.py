@@ -249,6 +249,7 @@ def _own_facts(
     request = clauses.is_request(core)
     if not request and rules.is_identity(core):
         found.append(_Found("identity", "user", says.third_person(plain)))
+    if not request:
         conversation.business = rules.business(core) or conversation.business
     if rules.is_preference(core) or rules.is_style_request(core):
         found.append(_Found("preference", "user", says.third_person(plain)))
@@ -260,12 +261,20 @@ def _own_facts(
     if rules.has_date(core) and not request:
         subject = _event_subject(core, conversation, state)
         text = _about(subject, says.third_person(plain))
-        found.append(_Found("event", subject, _at_business(subject, core, text, conversation)))
+        found.append(
+            _Found("event", subject, _at_business(subject, core, text, conversation, dated=True))
+        )
     return found
 
 
 def _at_business(
-    subject: str, core: str, text: str, conversation: _Conversation, *, decided: bool = False
+    subject: str,
+    core: str,
+    text: str,
+    conversation: _Conversation,
+    *,
+    decided: bool = False,
+    dated: bool = False,
 ) -> str:
     """A "we" decision or an unowned milestone of the user's, named with the business the
     user runs ("Saltmarsh: We've decided to drop tuna"), so its note says where it holds."""
@@ -276,6 +285,7 @@ def _at_business(
         says.starts_first_person(core)
         or says.is_milestone(core)
         or decided
+        or (dated and not re.match(r"(?:my|his|her|their)\b", strip_label(core), re.I))
         or rules.is_decision(core)
         or re.search(r"\b(?:we|our|us)\b", core, re.I)
     ):

@@ -163,6 +163,8 @@ RULES = r"""
 (?i:\b(?:owner|founder|co-?founder|ceo|cto|coo|director|coordinator|organi[sz]er|chair|chairman|chairwoman|president|captain|coach|manager|head|secretary|treasurer)\s+(?:of|at)\s+)(?i:the\s+)?(?P<name>{NAME_SEQ})
 @identity:business  I coach a U10 girls soccer team, the Riverside Kestrels, in Dayton || I coach a team in town
 (?i:\b(?:i|we)\s+(?:coach|manage|lead|captain|direct|run|organi[sz]e|chair))\s+(?i:a|an|the|my|our)\s+(?:[\w'’-]+\s+){0,3}?(?i:{ORG_NOUN}),?\s+(?:(?i:the|called|named)\s+)?(?P<name>{NAME_SEQ})
+@identity:business  I've ended up directing the spring show for the Hollins Green Players || I'm running late for work
+(?i:\b(?:directing|running|organi[sz]ing|coaching|managing|coordinating|chairing|leading)\s+)(?:[\w'’-]+\s+){0,4}?(?i:for|at|of)\s+(?i:the\s+)?(?P<name>{NAME_SEQ})
 
 @preference,i  i get horribly carsick | I like sharp, acidic flavours || I love it | I hate that
 \b(?:i|we)(?:\s+|(?=['’])){ADV}{LIKE_VERB}\b{NOT_OBJECT}
