@@ -736,3 +736,21 @@ def test_a_standing_instruction_or_habit_is_a_preference(text: str) -> None:
 def test_a_choice_stated_as_a_not_b_is_a_decision() -> None:
     found = _found("Toasts before dinner, not after.")
     assert [c.kind for c in found] == ["decision"], found
+
+
+def test_a_plain_statement_in_a_conversation_about_the_users_business_is_the_businesss() -> None:
+    found = _found(
+        "I'm the owner of Brindle Bakehouse in Leeds, ten staff.",
+        "Great, what's up?",
+        "Flour comes from Kettle Mill in Yorkshire.",
+    )
+    (fact,) = _holding(found, "Kettle Mill")
+    assert (fact.kind, fact.subject) == ("project", "Brindle Bakehouse")
+
+
+def test_a_short_acceptance_and_an_agreement_are_decisions_but_nothing_decided_is_not() -> None:
+    accepted = _found("Thematic, yes.")
+    assert [c.kind for c in accepted] == ["decision"], accepted
+    agreed = _found("The board agreed on Monday that we stop the print edition.")
+    assert "decision" in [c.kind for c in agreed], agreed
+    assert _found("Nothing decided about the venue.") == []

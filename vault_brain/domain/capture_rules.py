@@ -190,7 +190,7 @@ def is_decision(clause: str) -> bool:
     core = strip_label(strip_fillers(clause))
     if len(core.split()) < 2 or hits("decision/not", clause):
         return False
-    if hits("decision/then", core):
+    if hits("decision/short", core):
         return True
     if len(core.split()) < 3:
         return False

@@ -323,14 +323,20 @@ RULES = r"""
 ^(?!(?:that|this|it|everything|all|which|what)\b)(?:the\s+)?[\w +-]{2,30}?\s+sounds\s+(?:right|best|perfect|like\s+the\s+(?:one|way))\W*$
 @decision,i  speeches BEFORE the meal, not after (his dad talks forever) | quartz worktops, not granite || that's fine, not a problem | I'm tired, not sleepy
 ^(?!(?:i|i'm|it|it's|that|that's|this|we|we're|you|he|she|they|there|thanks|no|not|just|but|and|so)\b)(?:[\w'’£$€%-]+\s+){0,4}[\w'’£$€%-]+,?\s+not\s+(?:the\s+|a\s+)?[\w'’-]+(?:\s*\([^)]*\))?\W*$
-@decision/then,match,i  Shopify then || bye then | go on then
+@decision,i  the partners agreed last week that from 1 April we will charge £35 || I agreed with her
+\bagreed\b(?:\s+\w+){0,3}\s+that\b
+@decision/short,match,i  Shopify then || bye then | go on then
 ^(?:(?:ok(?:ay)?|fine|alright|right)\b,?\s*)?(?:the\s+)?(?!(?:go|come|carry|hold|bye|goodbye|see|talk|speak|thanks|thank|cheers|ok|okay|right|fine|well|alright|oh|good|great|sure|so|and|but|what|now|night|later|never|fair|that|that's|it|it's|i|we|you|me|yes|yeah|no|all|sounds|lovely|cool|nice|perfect|brilliant|awesome|excellent|catch|cya|cheers|noted|got|understood|whatever|same|ah|hmm|done|deal|agreed|settled|sorted|enjoy|have\s+fun)\b)[\w\s-]{2,30}(?<!\bby)(?<!\bsince)(?<!\buntil)(?<!\btill)(?<!\band)(?<!\bonly)(?<!\bback)(?<!\bjust)(?<!\beven)\s+then\W*$
+@decision/short,match,i  Chronological, yes. | the blue one, please || thanks, yes | yes please | that one, yes
+^(?!(?:yes|yeah|yep|no|nope|ok|okay|thanks|thank|sure|fine|great|good|cool|that|this|it|me|you|and|but|so|oh)\b)(?:the\s+)?[\w-]+(?:\s+one)?,?\s+(?:yes|please)\W*$
 @decision/it-is,match,i  economy it is | React Native it is, with Expo
 ^(?:[\w$£€%.-]+\s+){1,4}it\s+is\b(?:\s*,|$)
 @decision/rule,match,i  no emoji in release notes, ever | no nuts in anything at the market this year
 ^no\s+(?!(?:idea|worries|problem|clue|way|rush|need|thanks|pressure)\b)\w+(?:\s+\w+)?\s+(?:in|at|on|during|anywhere|anymore)\b
 @decision/not,i  oh, I should mention | should've done it ages ago || we decided on Rome
 \b(?:haven't|have not|hasn't|not yet|not|can't|cannot|couldn't|still|un)\s*(?:decided|decide|deciding|chosen|choose|settled|agreed|booked)\b|\b(?:might|may|could|should|maybe|perhaps|thinking of|considering|torn between|leaning towards|not sure|see you)\b
+@decision/not,i  Nothing decided at all. | nothing's booked yet || we decided on Rome
+\bnothing(?:'s|\s+is|\s+has\s+been)?\s+(?:decided|settled|booked|agreed|final|fixed)\b
 @decision/about-other,match,i  (2) SSO for enterprise, which we've decided to push to Q4
 ^(?:\(?\w\)\s*|\d+[.)]\s*)?(?!(?:we|i|let's|our|my|it|this|that|the\s+project)\b)[^,]{2,60},\s+which\s+(?:we|i)\b
 
