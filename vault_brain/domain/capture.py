@@ -446,8 +446,8 @@ def _fallback(
         subject = _event_subject(core, conversation, state)
         return [_Found("event", subject, _about(subject, says.third_person(plain)))]
     topic = conversation.project_in(core) or state.topic
-    if not topic and not says.starts_singular(core):
-        topic = conversation.business
+    if not topic and not re.search(r"\b(?:i|i'm|my|me)\b", core, re.I):
+        topic = conversation.business  # not about the user: about the business they run
     if topic:
         return [_Found("project", topic, _about(topic, says.third_person(plain)))]
     return [_Found("identity", "user", says.third_person(plain))]
