@@ -342,6 +342,8 @@ RULES = r"""
 
 @event  v3 target is Jan 15 | its enschede, april 12th || you may march on
 {DATE}
+@event,i  6 dates on the tour, all in march | the move is in late may || you may march on
+\b(?:in|by|until|till|from|since|during|before|after|on)\s+(?:early\s+|late\s+|mid-?\s*)?(?:march|may)\b
 @event/past,i  last year was £8 | should've done it ages ago || next year
 \b(?:last\s+(?:year|week|month|night|time|summer|spring|autumn|fall|winter|weekend)|yesterday|ago|the other day|earlier this (?:week|month|year))\b
 @event/todo,i  I'll fix them myself | keep anything you suggest PG-ish || I'll book the venue tomorrow
