@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from vault_brain.domain import capture_rules as rules
-from vault_brain.domain.capture_rules import Rule, parse, table
+from vault_brain.domain.capture_engine import Rule, parse, table
 
 
 def _all() -> list[tuple[str, Rule]]:

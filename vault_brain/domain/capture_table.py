@@ -1,4 +1,5 @@
-"""The capture rule table: which clause states a durable fact of the user's, as data.
+"""The capture rule table: which clause states a durable fact of the user's, and which states
+none (a question, a request, a passing state), as data. capture_engine.py runs it.
 
 Each rule is two lines: a header, then its pattern (a regular expression of chat English).
 
@@ -6,14 +7,15 @@ Each rule is two lines: a header, then its pattern (a regular expression of chat
     <pattern>
 
 - slot: what a match says. "identity:role", "identity:location", "preference", "decision",
-  "event", ... fill that slot; a slot with a "/" after the kind is a condition the engine
-  (capture_rules.py) combines with the others: "/not" and "/past" veto, "/style", "/ask",
-  "/durable", ... are the parts of a working preference. The rules of one slot are
-  alternatives; the first named group a match fills is the value it extracts (a name, a
-  business).
+  "event", ... fill that slot; "not:question", "not:request", ... say the clause states no
+  fact; a slot with a "/" after the kind is a condition that capture_rules.py combines with
+  the others: "/not" and "/past" veto, "/style", "/ask", "/durable", ... are the parts of a
+  working preference. The rules of one slot are alternatives; the first named group a match
+  fills is the value it extracts (a name, a business).
 - match: the pattern is anchored at the clause's start (else it is searched anywhere);
   i: it ignores case (else only its (?i:...) parts do).
 - examples must match and counter-examples must not: tests/test_capture_table.py runs them.
+- a line starting with "#" is a comment.
 - {NAME} in a pattern is a word class: one of capture_words.py (JOB, NAME_SEQ, DATE, ...) or
   of FRAGMENTS below.
 
@@ -348,4 +350,35 @@ RULES = r"""
 \b(?:last\s+(?:year|week|month|night|time|summer|spring|autumn|fall|winter|weekend)|yesterday|ago|the other day|earlier this (?:week|month|year))\b
 @event/todo,i  I'll fix them myself | keep anything you suggest PG-ish || I'll book the venue tomorrow
 ^(?:i|we)(?:'ll|\s+will|'m\s+going\s+to)\s+\w+\s+(?:it|that|this|them)\b(?!.*\b(?:a|an|the|my|our|some|her|his|their)\s+\w+)|\b(?:keeps|keep|kept)\s+\w+ing\b
+
+@not:question,match,i  is that bad? | what time does it start || what a day
+^(?:what|when|where|why|how|who|which|whose)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|could|would|should|will|about|if|kind|sort|time|day|else)\b)|^(?:is|are|am|was|were|do|does|did|can|could|would|should|will|shall|may|might|have|has|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|can't|couldn't)\s+(?:i|you|we|it|they|he|she|there|this|that|my|your)\b|^any\s+(?:idea|ideas|chance|tips)\b|^(?:i\s+)?(?:wonder|was wondering)\b
+@not:hypothetical,i  what if it rains | if we did it at home
+^(?:what if|if|hypothetically|suppose|supposing|imagine|say)\b|\bif\s+(?:i|we)\s+(?:were|was|had|did|just|ever|\w+ed)\b|\bwould\b.*\bif\b|\bif\b.*\bwould\b
+@not:vague,i  maybe we'll get a cat at some point, who knows || we decided on Rome
+^(?:maybe|perhaps|possibly|probably)\b|\b(?:at some point|who knows|some day|someday|one day|thinking about|not sure|might be|i guess|i wonder|wondering|want to try|'d like to|would like to|hope to|hoping to|dream of)\b
+@not:transient,i  I'm totally overwhelmed planning her party | so tired right now || I'm a nurse
+\b(?:today|tonight|this morning|this afternoon|this evening|right now|at the moment|atm|just now|rn)\b|\b(?:i'?m|i am|feeling)\s+(?:so|really|super|totally|completely|a bit|kinda|pretty|very)\s+\w+
+@not:request,i  please, a chart | can you draft the invite || I need a new bike
+^(?:please|pls|plz|kindly|can you|could you|would you|will you|help|give|tell|show|write|draft|make|add|put|remind|let me know|send|create|list|check|explain|suggest|find|cut|swap|change|update|fix|mention|credit|note|do|don't|avoid|just\s+(?:give|tell|write|make|do|send|show|list|check|fix|explain)|i need help|i need you|i'd like you|i want you|i'd love)\b|\b(?:can you|could you|would you|help me|for me\?)
+@not:if-ask,match,i  if something looks wrong, tell me straight || if it rains we stay in
+^if\b[^,]{2,60},\s*(?:please\s+|just\s+)?(?:tell|ask|let|use|give|remind|warn|flag|say|check|ping|stop)\b
+@says:first-person,i  we're moving the launch | my flat is small | Ana and I share a car || my sister is a vet
+^(?:i|i'm|im|i've|i'd|i'll|i’m|we|we're|we've|we'll|we'd|let's|lets|me|us)\b|^(?:my|our)\s+(?!(?:[\w'’-]+\s+){0,3}(?i:{RELATION})\b)|\band\s+i\b
+@says:singular,i  I cut it | so I've decided to stay || we cut it
+^(?:i|i'm|im|i've|i'd|i'll|i’m)\b|\bi(?:'ve| have)?\s+decided\b
+@says:continues,match,i  It runs on a Pi | ships in March || the app runs on a Pi
+^(?:it|it's|it’s|its|it'll|it\s+\w+s)\b|^(?:runs|uses|ships|launches|goes|needs|has|is|was|will|should|targets|supports|depends|covers|started|starts|began|ends|went)\b
+@says:asks-for,i  Ren wants Naoshima for the art | the menu bit needs to reflect that
+\b(?:needs|wants|expects|asked for|asks for|requires)\b
+@says:wants-me,i  my boss wants me at the fair | they invited us to the launch || she wants a new bike
+\b(?:wants|needs|expects|asked|invited|booked|signed)\s+(?:me|us)\s+(?:at|to|for|on|in|up)\b
+@says:by-event  she wants results by the group meeting on 6 June || by the way, the meeting is on Monday
+\b(?i:by|before)\s+(?i:the|our|my)\s+(?:[\w-]+\s+){1,3}(?i:on|in)\s+(?:{DATE})
+@says:status,i  due 28 March | v2.1 ships next week || I met her at the pub
+\b(?:release[sd]?|launch(?:es|ed)?|ship(?:s|ping|ped)?|live|deadline|due|milestone|beta|alpha|version|deploy(?:ed)?|migrat\w*|cutover|funded|funding|budget|stack|runs on|built (?:with|in|on)|written in|stars|users|downloads|roadmap|status|on track|behind|delayed|slip\w*|page|demo|go-live|submission|review|opening\s+night|premiere|rehearsals?|sessions?|performances?|first\s+night|dress\s+rehearsal)\b|(?<![/\w.])v?\d+\.\d+\b
+@says:stack,i  backend stays on Supabase | Release date is 1 December
+\b(?:backend|back-end|frontend|front-end|stack|database|hosted|hosting|written\s+in|built\s+(?:with|in|on)|runs\s+on|users|customers|subscribers|beta|alpha|mvp|launch(?:es|ed)?|release[sd]?|ships?|shipping|go-live|goes\s+live|deadline|milestone|roadmap|funded|funding)\b|(?<![/\w.])v?\d+\.\d+\b
+@says:uses  I use Bitwarden anyway | I use R and the tidyverse
+^(?i:(?:we|i)(?:'re|\s+are|'m|\s+am)?\s+(?:(?:now|mostly|only|still|just)\s+)?(?:use|using|build\s+(?:it\s+)?(?:on|with)|building\s+(?:it\s+)?(?:on|with)|deploy\s+(?:it\s+)?(?:on|to)))\s+(?:[\w.+#-]+\s+)?{NAME_WORD}
 """
