@@ -262,8 +262,10 @@ RULES = r"""
 \b(?i:only)\W*$|^(?:[\w-]+,?\s+(?:(?i:but|and)\s+)?){1,3}(?i:answers|replies|responses|explanations|summaries|sentences|paragraphs)\W*$
 @preference/durable,i  passes locally every time | Never used them in 9 years
 \b(?:always|never|from now on|going forward|going fwd|by default|in future|in the future|for future|unless i say otherwise|now and later|for anything|for everything|(?:anything|everything)\s+you\s+(?:\w+\s+)?(?:write|make|draft|send|give|do)|(?:keep|do)\s+(?:it|them|things)\s+(?:\w+\s+)?like\s+(?:that|this)|every time|every day|each time|next time|from here on|whenever)\b
-@preference/one-off,match,i  keep that in mind | put that in the terms || always keep answers short
-^(?:(?:please|pls|plz|can\s+you|could\s+you|would\s+you|just|and|also|then)\s+)*(?:keep|make|write|put|summari[sz]e|turn|format|rewrite|do|give|send|cut|shorten|translate|reword|change|trim|end|start|sign|finish|lay\s+out|present|list)\s+(?:it|this|that|them|these|those|the\s+(?:draft|email|bio|letter|post|text|summary|reply|message|intro|list|doc|document|version|answer|paragraph|one|slide|slides|speech|note|card|toast|caption))\b
+@preference/one-off,match,i  keep that in mind | Could you format the schedule as a table | put that in the terms || always keep answers short
+^(?:(?:please|pls|plz|can\s+you|could\s+you|would\s+you|just|and|also|then)\s+)*(?:keep|make|write|put|summari[sz]e|turn|format|rewrite|do|give|send|cut|shorten|translate|reword|change|trim|end|start|sign|finish|lay\s+out|present|list)\s+(?:it|this|that|them|these|those|the\s+(?:draft|email|bio|letter|post|text|summary|reply|message|intro|list|doc|document|version|answer|paragraph|one|slide|slides|speech|note|card|toast|caption|schedule|plan|rota|timeline|itinerary|menu|agenda|invite|poster|flyer|chapter|story|essay|cv|resume|spreadsheet))\b
+@preference/one-off,match,i  Make paragraph 4 shorter pls | cut point 3 || make paragraphs shorter
+^(?:(?:please|pls|plz|can\s+you|could\s+you|would\s+you|just|and|also|then)\s+)*(?:keep|make|write|put|cut|shorten|trim|rewrite|reword|change|move|drop|expand|fix)\s+(?:the\s+)?(?:paragraph|para|section|line|sentence|bullet|slide|page|point|step|question|item)\s+\d+\b
 @preference/standing,i  Our principal architect, Étienne Gagnon, wants all client emails in French first with the English version underneath || she wants a new bike
 \b(?:wants|needs|expects|requires|insists\s+on|likes|prefers|asks\s+for)\s+(?:all|every|everything|each|any)\b
 @preference/ask,i  keep to that | please, a chart
