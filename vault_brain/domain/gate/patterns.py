@@ -134,9 +134,8 @@ INJECTION_PARTS = (
     rf"\b{_AI}s? (?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|grading|that reads?)"
     r" (?:this|these|the following)\b",
     rf"\bif you are an? {_AI}\b|\bwenn du (?:eine? )?{_AI} bist\b|\bsi tu es une? {_AI}\b|\bsi eres una? {_AI}\b",
-    rf"\b(?:dear|liebe|lieber|chère|cher|querida|querido) {_AI}\b",
     rf"^(?:attention|note|notice|important|warning)?[,:]? ?(?:all |any )?{_AI}s\s*[,:—–-]",
-    rf"^(?:attention|note to|notice to|dear|hey) (?:\w+ )?{_AI}\b",
+    rf"^(?:attention|note to|notice to) (?:\w+ )?{_AI}\b",
     rf"(?:^|[.:>!]\s*)(?:let op,? |attenzione,? |atenção,? |hey,? )?{_AI} (?:agent|assistant|model|reader|system|taking notes|assistent)s?\s*[:,]",
     rf"(?:^|[.:>!]\s*)(?:hey,? |ok,? |let op,? )?{_AI}(?: \w+ing \w+)?\s*[:,] ?(?:please )?(?:leave out|omit|ignore|forget|write|say|tell|delete|store|remember|send|open|submit|quando|wenn|quand|cuando|negeer|vergeet)\b",
     r"\b(?:has |have )?grant(?:ed|s)? you (?:full |admin |root |unrestricted |elevated )?(?:admin|root|full|unrestricted|elevated)? ?(?:rights|access|privileges|permissions)\b",
@@ -181,7 +180,9 @@ INJECTION_PARTS = (
     rf"\b(?:print|output|dump|list|show|reveal|export|give me|send)\b{_SHORT}\b(?:all|every|each)\b"
     r"[^\n]{0,30}?\b(?:memories|notes|messages|passwords|secrets|keys|credentials|users?'? (?:notes|data))\b",
     r"\b(?:call|invoke|run|execute|trigger) (?:the )?(?:tool|function|memory)\b",
-    rf"\b(?:store|save|remember|memori[sz]e|record|write|log|keep){_SHORT}\b(?:everything|all (?:the |my |of )?"
+    # (an imperative, not what someone says they do: "I keep everything in a notebook")
+    rf"(?<!\bi )(?<!\bwe )(?<!\bthey )\b(?:store|save|remember|memori[sz]e|record|write|log|keep)"
+    rf"{_SHORT}\b(?:everything|all (?:the |my |of )?"
     r"(?:passwords?|keys?|secrets?|credentials?|tokens?|files?|messages?|conversations?|data"
     r"|documents?))\b",
     r"\bas (?:a |the |your )?(?:new )?(?:rule|standing instruction|directive|permanent (?:fact|rule|instruction))\b",
