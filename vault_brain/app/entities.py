@@ -13,9 +13,11 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
+from vault_brain.domain.fact_slots import same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.plan import Action
 from vault_brain.domain.scopes import GLOBAL, scope_folder
+from vault_brain.domain.supersede import current_text, retire, statement_of
 from vault_brain.domain.text import content_words, slugify
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
@@ -35,12 +37,6 @@ def _is_utf8(raw: bytes) -> bool:
 
 # A statement whose content words overlap an older one's this much says nothing new.
 NEAR_DUPLICATE = 0.8
-
-
-def statement_of(line: str) -> str:
-    """A fact line without its bullet and provenance."""
-    text = line.strip().removeprefix("- ")
-    return " ".join(text.split(" (from ", 1)[0].split()).rstrip(".")
 
 
 def fact_key(line: str) -> str:
@@ -84,6 +80,7 @@ class EntityFeed:
             "sources": [],
             "category": category,
             "supersedes": [],
+            "retire": {},
         }
         if full.exists():
             raw = full.read_bytes()
@@ -99,7 +96,7 @@ class EntityFeed:
                 "base": row["credit"] if row else self.initial,
                 "statements": [
                     statement_of(line)
-                    for line in parsed.body.splitlines()
+                    for line in current_text(parsed.body).splitlines()
                     if line.strip() and not line.lstrip().startswith("#")
                 ],
             }
@@ -145,8 +142,9 @@ class EntityFeed:
             if any(says_nothing_new(words, w) for w in older):
                 continue
             replaced = self._superseded(fact, [*target["statements"], *pending])
-            note = f"; supersedes: {replaced}" if replaced else ""
-            line = f"- {statement} ({provenance}{note})"
+            # what it replaces is in the note's `supersedes` and its Previously section, not
+            # on the current line (which reaches MEMORY.md and an agent's context)
+            line = f"- {statement} ({provenance})"
             if replaced:
                 self.replacing[line] = replaced
             out.setdefault(rel, []).append(line)
@@ -158,7 +156,7 @@ class EntityFeed:
         if not fact.slot:
             return None
         for older in reversed(statements):
-            if _slot_of(fact.kind, fact.subject, older) == fact.slot:
+            if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
                 return older
         return None
 
@@ -171,6 +169,7 @@ class EntityFeed:
             target["words"].append(content_words(statement))
             if line in self.replacing:
                 target["supersedes"].append(self.replacing[line])
+                target["retire"][self.replacing[line]] = statement
         target["lines"] += lines
         target["gain"] += gain
         if source not in target["sources"]:
@@ -191,7 +190,9 @@ class EntityFeed:
                     else {"updated": now_iso()}
                 )
                 extend = {"supersedes": target["supersedes"]} if target["supersedes"] else {}
-                out.append(Action("append", rel, why, keys, text, target["id"], extend))
+                out.append(
+                    Action("append", rel, why, keys, text, target["id"], extend, target["retire"])
+                )
                 continue
             meta = {
                 "id": target["id"],
@@ -207,8 +208,9 @@ class EntityFeed:
                 meta["supersedes"] = target["supersedes"]
             if target["scope"] != GLOBAL:
                 meta["scope"] = target["scope"]
+            body = retire("", target["retire"], text, now_iso()[:10])
             out.append(
-                Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
+                Action("create", rel, why, content=new_note_text(meta, body), id=target["id"])
             )
         return out
 

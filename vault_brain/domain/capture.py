@@ -51,6 +51,7 @@ from vault_brain.domain.capture_names import (
 )
 from vault_brain.domain.capture_projects import has_content, namings, project_heads
 from vault_brain.domain.capture_words import NAME_WORD, NOT_NAMES
+from vault_brain.domain.fact_slots import capture_kind, slot_of_statement
 
 __all__ = ["KINDS", "Candidate", "CaptureReport", "capture", "slot_of"]
 
@@ -182,10 +183,25 @@ def _user_facts(
                 found += _answer(core, _unfilled(asked, found), conversation)
         if len(found) == before and len(state.people) == named:
             found += _fallback(clause, core, conversation, state)
+        found[before:] = _slotted(core, found[before:])
         if len(found) == before:
             dropped["no_fact"] += 1
         state.previous = core
     return [_resolved(f, state.people) for f in found]
+
+
+def _slotted(core: str, found: list[_Found]) -> list[_Found]:
+    """A clause filling one of the user's slots (domain/fact_slots.py: "I moved to Lisbon",
+    "standup moved to 10") is kept once, under the kind of that slot, so an older and a newer
+    statement of the slot reach the same note and the newer can supersede the older."""
+    slot = slot_of_statement(core)
+    if slot is None:
+        return found
+    kind = capture_kind(slot)
+    own = [f for f in found if f.subject == "user"]
+    others = [f for f in found if f.subject != "user"]
+    same = [f for f in own if f.kind == kind]
+    return [*others, *(same[:1] or [_Found(kind, "user", says.third_person(strip_label(core)))])]
 
 
 _ANSWER_LABELS = {

@@ -68,6 +68,12 @@ _MODAL = re.compile(
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _NO_S = {"can", "can't", "cannot", "could", "should", "must", "was", "a", "an", "the", "not"}
+# irregular past tenses ("I left X" -> "User left X", not "User lefts X")
+_PAST = {
+    "left", "quit", "went", "took", "got", "began", "drank", "came", "became", "bought", "sold",
+    "made", "found", "ran", "met", "gave", "won", "lost", "built", "kept", "spent", "sent",
+    "said", "told", "thought", "felt", "knew", "saw", "wrote", "chose", "swore", "grew",
+}  # fmt: skip
 
 
 def third_person(core: str) -> str:
@@ -95,7 +101,7 @@ def _s_form(verb: str) -> str:
     lower = verb.lower()
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
-    if lower.endswith(("ed", "s")) or lower in _NO_S:
+    if lower.endswith(("ed", "s")) or lower in _NO_S or lower in _PAST:
         return verb
     if re.search(r"(?:sh|ch|x|z|o)$", lower):
         return verb + "es"

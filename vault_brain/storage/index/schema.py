@@ -12,14 +12,17 @@ from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 
 from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
+from vault_brain.domain.supersede import split_previously
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10  # 10: `previously` and `superseded`
 SUMMARY_CHARS = 400
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
 # twice: boosting the title further over-weights it (SciFact nDCG@10 0.651 at 2.0, 0.662 at 1.0).
-TEXT_FIELDS = {"title": 1.0, "aliases": 1.0, "tagtext": 1.0, "body": 1.0}
+# A note's "## Previously" section (facts it used to state, domain/supersede.py) is searched
+# apart from its body and counts less, so the note's current lines outrank its old ones.
+TEXT_FIELDS = {"title": 1.0, "aliases": 1.0, "tagtext": 1.0, "body": 1.0, "previously": 0.3}
 
 # English function words. Whoosh's default list has 34; questions ("what did she say about
 # her ...") keep many more in every query, which costs LoCoMo recall about 6 points at R@5.
@@ -63,6 +66,8 @@ def build_schema() -> Schema:
         aliases=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
         tagtext=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
         body=TEXT(analyzer=ana, phrase=False),
+        previously=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["previously"]),
+        superseded=BOOLEAN(),
         summary=STORED(),
         row=COLUMN(VarBytesColumn()),
     )
@@ -112,6 +117,7 @@ def row(note: Note) -> dict[str, Any]:
         "problem": note.problem,
         "archived": note.archived,
         "private": note.private,
+        "superseded": superseded(note),
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),
@@ -119,7 +125,14 @@ def row(note: Note) -> dict[str, Any]:
     }
 
 
+def superseded(note: Note) -> bool:
+    """A newer note states this note's fact anew (`superseded_by` in its front matter)."""
+    value = note.meta.get("superseded_by")
+    return bool(value) and not isinstance(value, bool)
+
+
 def document(note: Note) -> dict[str, Any]:
+    current, previously = split_previously(note.body)
     return {
         "path": note.path,
         "id": note.id,
@@ -133,7 +146,9 @@ def document(note: Note) -> dict[str, Any]:
         "title": note.title,
         "aliases": " ".join(_search_names(note)),
         "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
-        "body": note.body,
-        "summary": summary(note.body),
+        "body": current,
+        "previously": previously,
+        "superseded": superseded(note),
+        "summary": summary(current),
         "row": json.dumps(row(note), ensure_ascii=False, default=str).encode("utf-8"),
     }

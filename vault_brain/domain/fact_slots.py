@@ -1,0 +1,225 @@
+"""Which slot (subject attribute) a statement fills, so a later statement filling the same
+slot supersedes it: where someone lives, where they work, which tool of a kind they use,
+what they drink, when a meeting is (pure).
+
+A slot is `attribute[:qualifier]`: "identity:location", "identity:employer",
+"tool:editor", "habit:drink:morning", "meeting:standup:time". The subject is the note the
+statement lives in (or the subject of the capture), so it is not part of the key. One
+table of attributes, each a few verb patterns (the states "I live in X" and the changes
+"moved to X", "left X for Y", "switched to X") around a value, and, where the verbs alone
+are too loose ("use", "switched to"), a lexicon that says which kind of thing the value is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vault_brain.domain.lazy_re import lazy
+
+# Kinds of things, for attributes whose verbs say little ("I use X", "switched to X").
+LEXICON: dict[str, tuple[str, ...]] = {
+    "editor": (
+        "vim", "neovim", "nvim", "emacs", "vs code", "vscode", "visual studio code", "helix",
+        "sublime text", "sublime", "atom", "nano", "zed", "intellij", "pycharm", "webstorm",
+        "cursor", "notepad++", "kate", "textmate", "bbedit", "spacemacs", "doom emacs",
+    ),
+    "browser": ("firefox", "chrome", "chromium", "safari", "brave", "vivaldi", "opera"),
+    "shell": ("bash", "zsh", "fish", "nushell", "powershell"),
+    "terminal": ("iterm", "iterm2", "alacritty", "kitty", "wezterm", "ghostty", "warp"),
+    "notes app": ("obsidian", "notion", "evernote", "logseq", "bear", "onenote", "joplin"),
+    "drink": (
+        "green tea", "black tea", "herbal tea", "tea", "coffee", "espresso", "flat white",
+        "latte", "cappuccino", "americano", "matcha", "chai", "yerba mate", "mate",
+        "hot chocolate", "cocoa", "orange juice", "juice", "kombucha", "smoothie",
+        "warm water", "water", "decaf",
+    ),
+}  # fmt: skip
+_TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app")
+_MEETINGS = (
+    r"stand-?ups?|daily scrum|scrum|retros?|retrospectives?|syncs?|one-on-ones?|1:1s?"
+    r"|1-on-1s?|sprint planning|planning|sprint reviews?|demos?|all-hands|check-ins?"
+    r"|team meetings?|staff meetings?|meetings?|team calls?|calls?"
+)
+_TIME = (
+    r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)?(?![\w:/-])|noon|midday|midnight"
+    r"|half past \w+|quarter (?:past|to) \w+)"
+)
+_DAYPART = lazy(r"\b(morning|evening|night|afternoon|breakfast|lunch|dinner|bedtime)s?\b", re.I)
+_PLACE = r"(?-i:[A-Z][\w'’-]+(?:[ -](?:de |da |do |del |am |upon |on |-)?(?-i:[A-Z])[\w'’-]+)*)"
+_ORG = r"(?-i:[A-Z0-9][\w&'’.-]*(?:\s+(?-i:[A-Z0-9&])[\w&'’.-]*)*)"
+_ADV = r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually)\s+)*"
+_HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
+_WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}"  # "I", "we've just", "I have now"
+
+_RESIDENCE = (
+    # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
+    rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living)"
+    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled)|^{_ADV}(?:living|based))"
+    rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
+    # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "home is now Y"
+    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moved house|moved back)"
+    rf"(?:\s+(?:out|over|back|house))?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})",
+    rf"\b(?:my\s+)?home\s+is\s+{_ADV}(?:in\s+)?(?P<value>{_PLACE})",
+)
+_EMPLOYER = (
+    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV})(?:work|worked|working|been working)"
+    rf"(?:\s+as\s+an?\s+[\w -]+?)?\s+(?:at|for)\s+(?P<value>{_ORG})",
+    rf"\b(?:{_WE}|^{_ADV})(?:left|quit)\s+{_ORG}\s+(?:to\s+join|for)"
+    rf"\s+(?P<value>{_ORG})",
+    rf"\b(?:{_WE}|^{_ADV})(?:joined|started(?:\s+a\s+new\s+job)?\s+at"
+    rf"|got\s+a\s+job\s+at|took\s+a\s+job\s+at|moved\s+jobs\s+to|switched\s+jobs\s+to)"
+    rf"\s+(?P<value>{_ORG})",
+    rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+by\s+(?P<value>{_ORG})",
+    rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?(?P<value>{_ORG})",
+)
+# a verb that takes a tool or a drink: the lexicon says which
+_TAKES = (
+    rf"\b(?:{_WE}(?:\w+ly\s+)?|(?:i'?m|i am)\s+{_ADV}|^{_ADV})"
+    r"(?:use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|"
+    r"drink|drank|drinking|have|having|start the day with|started drinking|"
+    r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with)\b"
+)
+_FROM_TO = re.compile(r"\bfrom\s+(.+?)\s+to\s+(.+)$|\bto\s+(.+)$", re.I)
+_INSTEAD = re.compile(r"\s+(?:instead of|rather than|over|in place of)\s+.*$", re.I)
+_MY_THING = lazy(r"\bmy\s+(?:go-to\s+|main\s+|daily\s+|usual\s+|morning\s+)?(\w+(?: \w+)?)"
+                 r"\s+(?:is|these days is|now is|is now)\s+(.+)$", re.I)  # fmt: skip
+_MEETING_TIME = (
+    rf"\b(?P<subject>{_MEETINGS})\b(?:\s+\w+){{0,3}}?\s+(?:is|'s|are|starts|begins|happens|runs"
+    r"|takes place|was moved|got moved|has moved|have moved|moved|is moving|is being moved"
+    r"|was pushed|got pushed|pushed|was shifted|shifted|changed)\s+(?:\w+\s+){0,3}?"
+    rf"(?:to|at|for|back to|up to)\s+(?P<value>{_TIME})",
+    rf"\b(?:moved|pushed|shifted|rescheduled|changed)\s+(?:the\s+|our\s+|my\s+)?(?:\w+\s+)?"
+    rf"(?P<subject>{_MEETINGS})\s+(?:\w+\s+){{0,2}}?to\s+(?P<value>{_TIME})",
+)
+
+
+@dataclass(frozen=True)
+class Filled:
+    """A statement's slot and the value it gives it."""
+
+    slot: str
+    value: str
+
+
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+
+
+_ATTRIBUTES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
+    ("identity:location", _compiled(_RESIDENCE)),
+    ("identity:employer", _compiled(_EMPLOYER)),
+)
+_TAKES_RE = re.compile(_TAKES, re.IGNORECASE)
+_MEETING_RE = _compiled(_MEETING_TIME)
+_KIND_OF: dict[str, str] = {word: kind for kind, words in LEXICON.items() for word in words}
+_LEXICON_RE = re.compile(
+    r"(?<![\w-])("
+    + "|".join(re.escape(w) for w in sorted(_KIND_OF, key=len, reverse=True))
+    + r")(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+def _lexical(text: str) -> tuple[str, str] | None:
+    """The first thing of a known kind in `text`: (kind, word)."""
+    match = _LEXICON_RE.search(text)
+    if match is None:
+        return None
+    word = match.group(1).lower()
+    return _KIND_OF[word], word
+
+
+def _taken(core: str) -> Filled | None:
+    """A tool or a drink the user uses, drinks or switched to ("switched from vim to
+    Helix", "I drink tea every morning", "these days I use Helix instead of vim")."""
+    verb = _TAKES_RE.search(core)
+    if verb is not None:
+        rest = core[verb.end() :]
+        moves = _FROM_TO.search(rest)
+        if moves is not None:
+            rest = moves.group(2) or moves.group(3)
+        found = _lexical(_INSTEAD.sub("", rest))
+    else:
+        mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
+        found = _lexical(mine.group(2)) if mine else None
+    if found is None:
+        return None
+    kind, word = found
+    if kind in _TOOL_KINDS:
+        return Filled(f"tool:{kind}", word)
+    part = _DAYPART.search(core)
+    when = f":{part.group(1).lower()}" if part else ""
+    return Filled(f"habit:{kind}{when}", word)
+
+
+def _meeting(core: str) -> Filled | None:
+    for pattern in _MEETING_RE:
+        match = pattern.search(core)
+        if match is not None:
+            name = re.sub(r"[^a-z0-9:]+", "", match.group("subject").lower()).rstrip("s")
+            name = {"retrospective": "retro", "1on1": "1:1", "oneonone": "1:1"}.get(name, name)
+            return Filled(f"meeting:{name}:time", " ".join(match.group("value").split()).lower())
+    return None
+
+
+def filled(core: str) -> Filled | None:
+    """The slot a first-person statement fills and its value, or None ("I live in Berlin"
+    -> identity:location = Berlin; "standup moved to 10" -> meeting:standup:time = 10)."""
+    text = " ".join(core.replace("’", "'").split())
+    meeting = _meeting(text)
+    if meeting is not None:
+        return meeting
+    taken = _taken(text)
+    for slot, patterns in _ATTRIBUTES:
+        for pattern in patterns:
+            match = pattern.search(text)
+            if match is None:
+                continue
+            value = match.group("value")
+            if _lexical(value) is not None:
+                break  # "moved to VS Code": a tool, not a place
+            return Filled(slot, value.rstrip(".,;"))
+    return taken
+
+
+def slot_of_statement(core: str) -> str | None:
+    """The slot of a first-person statement, or None."""
+    found = filled(core)
+    return found.slot if found else None
+
+
+def same_slot(a: str | None, b: str | None) -> bool:
+    """Whether two slots are the same attribute: equal, or one the other with a qualifier
+    ("habit:drink" and "habit:drink:morning"; not "habit:drink:evening")."""
+    if not a or not b:
+        return False
+    return a == b or a.startswith(b + ":") or b.startswith(a + ":")
+
+
+KIND_OF_SLOT = {"identity": "identity", "tool": "preference", "habit": "preference"}
+
+
+def capture_kind(slot: str) -> str:
+    """The capture kind a statement filling `slot` is stored as (so both the old and the
+    new statement reach the same note): identity, preference or event."""
+    return KIND_OF_SLOT.get(slot.split(":", 1)[0], "event")
+
+
+_SLOT_WORDS = {
+    "identity:location": "live lives lived living moved relocated based home",
+    "identity:employer": "work works worked working job joined left employer company",
+}
+
+
+def slot_words(slot: str) -> str:
+    """Words an older statement of `slot` likely has, for finding it by search ("I drink tea"
+    for "switched to coffee": the other drinks)."""
+    if slot in _SLOT_WORDS:
+        return _SLOT_WORDS[slot]
+    parts = slot.split(":")
+    if parts[0] in ("tool", "habit") and len(parts) > 1:
+        return " ".join(LEXICON.get(parts[1], ())) + f" {parts[1]}"
+    if parts[0] == "meeting" and len(parts) > 1:
+        return parts[1]
+    return ""
