@@ -51,7 +51,7 @@ from vault_brain.domain.capture_names import (
 )
 from vault_brain.domain.capture_projects import has_content, namings, project_heads
 from vault_brain.domain.capture_words import NAME_WORD, NOT_NAMES
-from vault_brain.domain.fact_slots import capture_kind, slot_of_statement
+from vault_brain.domain.fact_slots import capture_kind, filled
 
 __all__ = ["KINDS", "Candidate", "CaptureReport", "capture", "slot_of"]
 
@@ -194,12 +194,13 @@ def _slotted(core: str, found: list[_Found]) -> list[_Found]:
     """A clause filling one of the user's slots (domain/fact_slots.py: "I moved to Lisbon",
     "standup moved to 10") is kept once, under the kind of that slot, so an older and a newer
     statement of the slot reach the same note and the newer can supersede the older."""
-    slot = slot_of_statement(core)
+    slot = filled(core)
     if slot is None:
         return found
-    kind = capture_kind(slot)
+    kind = capture_kind(slot.slot)
     own = [f for f in found if f.subject == "user"]
-    others = [f for f in found if f.subject != "user"]
+    # the value is no one's subject ("My editor is Emacs" is no fact about an "Emacs")
+    others = [f for f in found if f.subject.lower() not in ("user", slot.value.lower())]
     same = [f for f in own if f.kind == kind]
     return [*others, *(same[:1] or [_Found(kind, "user", says.third_person(strip_label(core)))])]
 

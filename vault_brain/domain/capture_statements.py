@@ -91,9 +91,10 @@ def third_person(core: str) -> str:
         if word.lower() in _NO_S or not follow or follow.group(1).lower() in _NO_S:
             return f"User {word}{rest}"
         return f"User {word} {_s_form(follow.group(1))}{rest[follow.end() :]}"
-    verb = re.match(r"^i\s+(\w+)\b", text, re.IGNORECASE)
-    if verb:
-        return f"User {_s_form(verb.group(1))}{text[verb.end() :]}"
+    verb = re.match(r"^i\s+(?:(\w+ly)\s+)?(\w+)\b", text, re.IGNORECASE)
+    if verb:  # "I finally switched" -> "User finally switched"
+        adverb = f"{verb.group(1)} " if verb.group(1) else ""
+        return f"User {adverb}{_s_form(verb.group(2))}{text[verb.end() :]}"
     return text
 
 
@@ -121,6 +122,9 @@ _FIRST = [
 ]
 
 
+_BASE = {"has": "have", "does": "do", "goes": "go", "is": "am"}
+
+
 def first_person(text: str) -> str:
     """A stored third-person statement back in the first person ("User leads X" -> "I lead
     X"), so the slot rules written for chat apply to it."""
@@ -131,7 +135,9 @@ def first_person(text: str) -> str:
     if not match:
         return text
     verb = match.group(2)
-    if verb.endswith("ies"):
+    if verb in _BASE:  # "User usually has" -> "I usually have"
+        verb = _BASE[verb]
+    elif verb.endswith("ies"):
         verb = verb[:-3] + "y"
     elif re.search(r"(?:ch|sh|x|z|o)es$", verb):
         verb = verb[:-2]

@@ -50,7 +50,8 @@ _PLACE = r"(?-i:[A-Z][\w'’-]+(?:[ -](?:de |da |do |del |am |upon |on |-)?(?-i:
 _ORG = r"(?-i:[A-Z0-9][\w&'’.-]*(?:\s+(?-i:[A-Z0-9&])[\w&'’.-]*)*)"
 _ADV = r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually)\s+)*"
 _HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
-_WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}"  # "I", "we've just", "I have now"
+# "I", "we've just", "I have now", "we packed up and"
+_WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+)?"
 
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
@@ -58,9 +59,11 @@ _RESIDENCE = (
     rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled)|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
     # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "home is now Y"
-    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moved house|moved back)"
-    rf"(?:\s+(?:out|over|back|house))?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})",
-    rf"\b(?:my\s+)?home\s+is\s+{_ADV}(?:in\s+)?(?P<value>{_PLACE})",
+    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moving|relocating)"
+    rf"(?:\s+[a-z]+)?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})",
+    # "home is now X", "my flat is in X", "our new house is just outside X"
+    rf"\b(?:(?:my|our)\s+(?:new\s+)?(?:home|flat|house|apartment|place)|home)\s+is\s+{_ADV}"
+    rf"(?:(?:in|near|outside|just outside)\s+)?(?P<value>{_PLACE})",
 )
 _EMPLOYER = (
     rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV})(?:work|worked|working|been working)"
@@ -71,17 +74,41 @@ _EMPLOYER = (
     rf"|got\s+a\s+job\s+at|took\s+a\s+job\s+at|moved\s+jobs\s+to|switched\s+jobs\s+to)"
     rf"\s+(?P<value>{_ORG})",
     rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+by\s+(?P<value>{_ORG})",
+    # a clause about a job naming where: "I switched jobs, I'm now at X", "new role at X"
+    rf"\b(?:jobs?|role|position|hired|employer)\b.*?\b(?:at|by|with)\s+(?P<value>{_ORG})",
+    # "I'm joining X", "I'll be starting at X", "I've been at X for two years"
+    rf"\b(?:(?:i'?m|i am|i'll be|i will be)\s+{_ADV}(?:joining|starting\s+at)"
+    rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+(?P<value>{_ORG})",
+    # "I'm a data analyst at Shopify", "I'm now the lead designer for Figma"
+    rf"\b(?:i'?m|i am)\s+{_ADV}(?:an?|the)\s+(?:[\w-]+\s+){{1,3}}?(?:at|for)\s+(?P<value>{_ORG})",
     rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?(?P<value>{_ORG})",
 )
 # a verb that takes a tool or a drink: the lexicon says which
 _TAKES = (
     rf"\b(?:{_WE}(?:\w+ly\s+)?|(?:i'?m|i am)\s+{_ADV}|^{_ADV})"
-    r"(?:use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|"
+    r"(?:on|use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|'ve|"
     r"drink|drank|drinking|have|having|start the day with|started drinking|"
-    r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with)\b"
+    r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with|start with"
+    r"|kick off with|begin with)\b"
 )
-_FROM_TO = re.compile(r"\bfrom\s+(.+?)\s+to\s+(.+)$|\bto\s+(.+)$", re.I)
-_INSTEAD = re.compile(r"\s+(?:instead of|rather than|over|in place of)\s+.*$", re.I)
+# what a clause leaves ("from vim", "instead of tea", "gave up espresso", "no more coffee")
+_LEAVING = lazy(
+    r"\b(?:from|instead of|rather than|over(?!\s+to\b)|in place of|gave up|given up|give up"
+    r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?|not|don't"
+    r"|do not|hate|dislike|can't stand|tried|trying|try)\s+(?:(?:the|a|an|my|using|drinking)\s+)?"
+    r"(?:\w+\s+)?$",
+    re.I,
+)
+# what is said just before a thing a first-person clause takes ("coding in Zed", "start
+# with an espresso", "it's herbal tea now")
+_TAKING = lazy(
+    r"\b(?:in|with|on|to|it's|it is|its|now|mostly|only)\s+(?:(?:a|an|the|my|cup of|mug of"
+    r"|glass of|[\w-]+)\s+){0,2}$",
+    re.I,
+)
+_FIRST_PERSON = lazy(r"\b(?:i|we|my|our|me|us|i'm|i've|we're|we've)\b", re.I)
+# "a big coffee drinker", "a tea person": the thing is the user's habit
+_TAKER = lazy(r"^(?:e?s)?\s+(?:drinker|person|addict|lover|user|fan)\b", re.I)
 _MY_THING = lazy(r"\bmy\s+(?:go-to\s+|main\s+|daily\s+|usual\s+|morning\s+)?(\w+(?: \w+)?)"
                  r"\s+(?:is|these days is|now is|is now)\s+(.+)$", re.I)  # fmt: skip
 _MEETING_TIME = (
@@ -116,7 +143,7 @@ _KIND_OF: dict[str, str] = {word: kind for kind, words in LEXICON.items() for wo
 _LEXICON_RE = re.compile(
     r"(?<![\w-])("
     + "|".join(re.escape(w) for w in sorted(_KIND_OF, key=len, reverse=True))
-    + r")(?![\w-])",
+    + r")(?:e?s)?(?![\w-])",  # (a plural too: "lattes")
     re.IGNORECASE,
 )
 
@@ -132,25 +159,30 @@ def _lexical(text: str) -> tuple[str, str] | None:
 
 def _taken(core: str) -> Filled | None:
     """A tool or a drink the user uses, drinks or switched to ("switched from vim to
-    Helix", "I drink tea every morning", "these days I use Helix instead of vim")."""
+    Helix", "I drink tea every morning", "I do my coding in Zed", "I gave up espresso, it's
+    herbal tea now"): the first thing of a known kind the clause does not leave."""
     verb = _TAKES_RE.search(core)
-    if verb is not None:
-        rest = core[verb.end() :]
-        moves = _FROM_TO.search(rest)
-        if moves is not None:
-            rest = moves.group(2) or moves.group(3)
-        found = _lexical(_INSTEAD.sub("", rest))
-    else:
-        mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
-        found = _lexical(mine.group(2)) if mine else None
-    if found is None:
-        return None
-    kind, word = found
-    if kind in _TOOL_KINDS:
-        return Filled(f"tool:{kind}", word)
-    part = _DAYPART.search(core)
-    when = f":{part.group(1).lower()}" if part else ""
-    return Filled(f"habit:{kind}{when}", word)
+    mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
+    first_person = _FIRST_PERSON.search(core) is not None or verb is not None
+    for match in _LEXICON_RE.finditer(core):
+        before = core[: match.start()]
+        if _LEAVING.search(before[-40:]):
+            continue  # "from vim", "instead of vim", "gave up espresso"
+        if not (
+            (verb is not None and verb.end() <= match.start())
+            or (mine is not None and mine.start(2) <= match.start())
+            or (first_person and _TAKING.search(before[-30:]))
+            or (first_person and _TAKER.search(core[match.end() :]))
+        ):
+            continue
+        word = match.group(1).lower()
+        kind = _KIND_OF[word]
+        if kind in _TOOL_KINDS:
+            return Filled(f"tool:{kind}", word)
+        part = _DAYPART.search(core)
+        when = f":{part.group(1).lower()}" if part else ""
+        return Filled(f"habit:{kind}{when}", word)
+    return None
 
 
 def _meeting(core: str) -> Filled | None:
@@ -204,6 +236,27 @@ def capture_kind(slot: str) -> str:
     """The capture kind a statement filling `slot` is stored as (so both the old and the
     new statement reach the same note): identity, preference or event."""
     return KIND_OF_SLOT.get(slot.split(":", 1)[0], "event")
+
+
+_INDEX_WORDS = {
+    "identity:location": "live lives living home based location residence city",
+    "identity:employer": "work works job employer company",
+}
+
+
+def index_words(slot: str) -> str:
+    """Words a question about `slot` asks with, indexed beside a line filling it, so "where
+    does the user live" finds "we relocated to Madrid" whatever verb the line used."""
+    if slot in _INDEX_WORDS:
+        return _INDEX_WORDS[slot]
+    parts = slot.split(":")
+    if parts[0] == "tool":
+        return f"{parts[1]} tool use uses"
+    if parts[0] == "habit":
+        return " ".join([*parts[1:], "drinks" if parts[1] == "drink" else "", "habit"]).strip()
+    if parts[0] == "meeting":
+        return f"{parts[1]} meeting time when"
+    return ""
 
 
 _SLOT_WORDS = {
