@@ -94,9 +94,9 @@ _TAKES = (
 # what a clause leaves ("from vim", "instead of tea", "gave up espresso", "no more coffee")
 _LEAVING = lazy(
     r"\b(?:from|instead of|rather than|over(?!\s+to\b)|in place of|gave up|given up|give up"
-    r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?|not|don't"
-    r"|do not|hate|dislike|can't stand|tried|trying|try)\s+(?:(?:the|a|an|my|using|drinking)\s+)?"
-    r"(?:\w+\s+)?$",
+    r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?"
+    r"|not|don't|do not|hate|dislike|can't stand|tried|trying|try)\s+"
+    r"(?:(?:the|a|an|my|using|drinking)\s+)?(?:\w+\s+)?$",
     re.I,
 )
 # what is said just before a thing a first-person clause takes ("coding in Zed", "start
