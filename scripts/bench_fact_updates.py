@@ -39,7 +39,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vault_brain.domain.supersede import current_text  # noqa: E402
 from vault_brain.entry import main  # noqa: E402
 from vault_brain.storage.frontmatter import parse_text  # noqa: E402
 
@@ -293,6 +292,12 @@ def run_session(vault: Path, session: str, messages: list[str]) -> None:
         vb(*v, "loop", "persist", "-s", session, "--json", stdin=reply)
     vb(*v, "flush", "-s", session, "--json")
     vb(*v, "compact", "-s", session, "--json")
+
+
+def current_text(body: str) -> str:
+    """A note body without its "## Previously" section (read here, not imported, so the
+    script also scores a version of vb that has no such section)."""
+    return body.split("## Previously", 1)[0]
 
 
 def _has(text: str, value: str) -> bool:
