@@ -37,6 +37,8 @@ def _bounds(lines: list[str]) -> tuple[int, int] | None:
 
 def split_previously(body: str) -> tuple[str, str]:
     """A note body as (its current text, the text of its Previously section)."""
+    if "revious" not in body:  # (most notes: no line to look at)
+        return body, ""
     lines = body.splitlines(keepends=True)
     found = _bounds(lines)
     if found is None:

@@ -12,7 +12,7 @@ from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 
 from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
-from vault_brain.domain.supersede import split_previously
+from vault_brain.domain.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.text import unique
 
 SCHEMA_VERSION = 10  # 10: `previously` and `superseded`
@@ -143,8 +143,8 @@ def superseded(note: Note) -> bool:
 
 
 def slot_terms(note: Note, current: str) -> str:
-    """The words naming the attributes the current fact lines of an entity note fill
-    (domain/fact_slots.py: "live location ..." for "User lives in Lisbon")."""
+    """The words naming the attributes the current fact lines vb wrote in an entity note
+    fill (domain/fact_slots.py: "live location ..." for "User lives in Lisbon")."""
     if note.type != "entity":
         return ""
     # lazy: the slot table compiles its patterns on import (indexing pays it, `vb --help` not)
@@ -154,7 +154,9 @@ def slot_terms(note: Note, current: str) -> str:
     words = []
     for line in current.splitlines()[:MAX_SLOT_LINES]:
         stripped = line.strip()
-        if stripped.startswith("- ") and (found := filled(first_person(stripped[2:]))):
+        if not stripped.startswith("- ") or PROVENANCE not in stripped:
+            continue  # only the fact lines vb wrote (about 0.1 ms a line to read)
+        if found := filled(first_person(statement_of(stripped))):
             words.append(index_words(found.slot))
     return " ".join(unique(words))
 
