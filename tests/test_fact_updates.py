@@ -340,3 +340,24 @@ def test_five_fact_updates_across_two_sessions_come_out_clean() -> None:
         report = bench.run_set(name)
         failed = [u["attribute"] for u in report["updates"] if not u["clean"]]
         assert report["clean"] >= 4, (name, failed)
+
+
+def test_consolidation_and_promotion_never_bring_a_superseded_fact_back(
+    vault: Path, cli: Any
+) -> None:
+    _two_sessions(vault, cli)
+    strategy = vault / "STRATEGY.md"
+    text = strategy.read_text(encoding="utf-8")
+    strategy.write_text(text.replace("---\n", "---\npromotion_threshold: 0.1\n", 1), "utf-8")
+    v = ("--vault", str(vault))
+    (old,) = _episodes(vault, "s1")
+    for step in ("consolidate", "promote", "consolidate", "promote"):
+        res = cli(*v, step, "--json")
+        assert res.exit_code == 0, res.stderr
+        paths = [a["path"] for a in res.json()["actions"]]
+        assert old.relative_to(vault).as_posix() not in paths, step
+    assert cli(*v, "memory-file").exit_code == 0
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Leeds" not in memory and "4pm" not in memory
+    current = parse_text((vault / "entities/people/user.md").read_bytes()).body
+    assert "Leeds" not in current.split("## Previously")[0]

@@ -17,7 +17,7 @@ from vault_brain.domain.fact_slots import same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.plan import Action
 from vault_brain.domain.scopes import GLOBAL, scope_folder
-from vault_brain.domain.supersede import current_text, retire, statement_of
+from vault_brain.domain.supersede import current_text, retire, split_previously, statement_of
 from vault_brain.domain.text import content_words, slugify
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
@@ -99,6 +99,12 @@ class EntityFeed:
                     for line in current_text(parsed.body).splitlines()
                     if line.strip() and not line.lstrip().startswith("#")
                 ],
+                # what the note used to say: never fed in again as if new
+                "retired": {
+                    statement_of(line).lower()
+                    for line in split_previously(parsed.body)[1].splitlines()
+                    if line.strip()
+                },
             }
         else:
             new_id = f"entity-{category}-{folder}-{slug}" if folder else f"entity-{category}-{slug}"
@@ -106,7 +112,7 @@ class EntityFeed:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
             target = {**base, "exists": False, "id": new_id, "title": title, "scope": scope}
-            target.update({"base": self.initial, "statements": []})
+            target.update({"base": self.initial, "statements": [], "retired": set()})
         target["known"] = {s.lower() for s in target["statements"]}
         target["words"] = [content_words(s) for s in target["statements"]]
         self.targets[rel] = target
@@ -134,6 +140,8 @@ class EntityFeed:
             statement = statement_of(fact.statement)
             words = content_words(statement)
             pending = [statement_of(x) for x in out.get(rel, [])]
+            if statement.lower() in target["retired"]:
+                continue  # an old fact the note already retired (from an older episode)
             if statement.lower() in target["known"] or statement.lower() in (
                 p.lower() for p in pending
             ):
