@@ -131,6 +131,18 @@ def test_retiring_moves_only_the_line_vb_wrote_and_keeps_every_other_byte() -> N
     ]
 
 
+def test_a_model_quoting_part_of_a_line_retires_that_line_only_when_it_is_the_only_one() -> None:
+    from vault_brain.domain.supersede import retire, split_previously
+
+    new = "- User lives in York (from session b, m0001)"
+    out = retire(NOTE, {"lives in Leeds": "User lives in York"}, new, "2026-11-26")
+    current, previously = split_previously(out)
+    assert "User lives in Leeds (from session a, m0001; until" in previously
+    assert "- Lives in Leeds, they say\n" in current  # (a person's line: not vb's)
+    # "User" is in two vb lines: which one is meant is unclear, so nothing moves
+    assert "Previously" not in retire(NOTE, {"User": "User lives in York"}, new, "2026-11-26")
+
+
 def test_a_section_after_previously_stays_after_it() -> None:
     from vault_brain.domain.supersede import retire, split_previously
 

@@ -61,12 +61,30 @@ def _retired_line(line: str, new: str, date: str) -> str:
     return f"{text} ({note})"
 
 
-def _matches(line: str, old: str) -> bool:
-    """A bullet vb wrote (it names its provenance) stating `old`."""
+def _vb_statement(line: str) -> str | None:
+    """The statement of a bullet vb wrote (it names its provenance), lower case, or None."""
     stripped = line.strip()
     if not stripped.startswith("- ") or PROVENANCE not in stripped:
-        return False
-    return statement_of(stripped).lower() == statement_of(old).lower()
+        return None
+    return statement_of(stripped).lower()
+
+
+def _which(lines: list[str], replaced: Mapping[str, str]) -> dict[int, str]:
+    """Line index -> the old statement it states: the line stating it exactly, else (a
+    model may quote part of a line: "lives in Leeds") the one line whose statement holds it
+    or is held by it; an old statement no vb line states moves nothing."""
+    new = {statement_of(n).lower() for n in replaced.values()}
+    said = {i: s for i, line in enumerate(lines) if (s := _vb_statement(line)) and s not in new}
+    out: dict[int, str] = {}
+    for old in replaced:
+        key = statement_of(old).lower()
+        if not key:
+            continue
+        exact = [i for i, s in said.items() if s == key and i not in out]
+        near = [i for i, s in said.items() if (key in s or s in key) and i not in out]
+        chosen = exact[:1] or (near if len(near) == 1 else [])
+        out.update({i: old for i in chosen})
+    return out
 
 
 def retire(body: str, replaced: Mapping[str, str], added: str, date: str) -> str:
@@ -83,12 +101,13 @@ def retire(body: str, replaced: Mapping[str, str], added: str, date: str) -> str
         current = f"{current}\n\n{added.strip()}" if current else added.strip()
     kept: list[str] = []
     moved: list[str] = []
-    pending = dict(replaced)
+    lines = current.splitlines(keepends=True)
+    which = _which(lines, replaced)
     gap = False  # a line was just moved out after a blank line (or at the start)
-    for line in current.splitlines(keepends=True):
-        old = next((o for o in pending if _matches(line, o)), None)
+    for index, line in enumerate(lines):
+        old = which.get(index)
         if old is not None:
-            moved.append(_retired_line(line, statement_of(pending.pop(old)), date))
+            moved.append(_retired_line(line, statement_of(replaced[old]), date))
             gap = gap or not kept or not kept[-1].strip()
         elif gap and not line.strip():
             gap = False  # the blank line after a moved paragraph goes with it
