@@ -373,3 +373,39 @@ def test_consolidation_and_promotion_never_bring_a_superseded_fact_back(
     assert "Leeds" not in memory and "4pm" not in memory
     current = parse_text((vault / "entities/people/user.md").read_bytes()).body
     assert "Leeds" not in current.split("## Previously")[0]
+
+
+def _model_that_updates_the_episode(body: Any) -> dict[str, Any]:
+    """A model whose reconciliation answers UPDATE of the nearest episode."""
+    from vault_brain.app.flush import RECONCILE_SYSTEM
+    from vault_brain.domain.summarize import SUMMARY_SYSTEM
+
+    system = body["messages"][0]["content"]
+    if system == RECONCILE_SYSTEM:
+        asked = json.loads(body["messages"][1]["content"])
+        ops = [
+            {"fact": f["fact"], "op": "UPDATE", "id": episode, "reason": "new time"}
+            for f in asked["facts"]
+            for episode in [next((i for i in f["nearest"] if i.startswith("episode-")), None)]
+            if episode
+        ]
+        return completion(json.dumps({"operations": ops}))
+    if system == SUMMARY_SYSTEM:
+        return completion(json.dumps({"summary": "The retro moved to 5pm."}))
+    return completion(json.dumps({"facts": []}))
+
+
+def test_with_a_model_its_update_of_an_episode_marks_it_superseded(
+    vault: Path, cli: Any, fake_llm: FakeLLMServer
+) -> None:
+    _say(cli, vault, "s1", "Our retro is at 4pm.")
+    (old,) = _episodes(vault, "s1")
+    fake_llm.responder = _model_that_updates_the_episode
+    result = _say(cli, vault, "s2", "Our retro is at 5pm from now on.")
+    assert result["plan"]["method"] == "llm"
+
+    (new,) = _episodes(vault, "s2")
+    new_id = parse_text(new.read_bytes()).meta["id"]
+    old_id = parse_text(old.read_bytes()).meta["id"]
+    assert parse_text(old.read_bytes()).meta["superseded_by"] == new_id
+    assert parse_text(new.read_bytes()).meta["supersedes"] == [old_id]
