@@ -23,6 +23,8 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "vim", "neovim", "nvim", "emacs", "vs code", "vscode", "visual studio code", "helix",
         "sublime text", "sublime", "atom", "nano", "zed", "intellij", "pycharm", "webstorm",
         "cursor", "notepad++", "kate", "textmate", "bbedit", "spacemacs", "doom emacs",
+        "rider", "clion", "goland", "rubymine", "android studio", "xcode", "eclipse",
+        "netbeans", "kakoune", "lapce", "fleet", "windsurf", "vscodium",
     ),
     "browser": ("firefox", "chrome", "chromium", "safari", "brave", "vivaldi", "opera"),
     "shell": ("bash", "zsh", "fish", "nushell", "powershell"),
@@ -32,7 +34,10 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "green tea", "black tea", "herbal tea", "tea", "coffee", "espresso", "flat white",
         "latte", "cappuccino", "americano", "matcha", "chai", "yerba mate", "mate",
         "hot chocolate", "cocoa", "orange juice", "juice", "kombucha", "smoothie",
-        "warm water", "water", "decaf",
+        "warm water", "water", "decaf", "rooibos", "cortado", "macchiato", "mocha",
+        "earl grey", "oolong", "sencha", "genmaicha", "kefir", "protein shake", "lemon water",
+        "sparkling water", "hot water", "barley tea", "cold brew", "iced coffee",
+        "filter coffee", "black coffee", "oat latte", "energy drink", "milk",
     ),
 }  # fmt: skip
 _TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app")
@@ -43,7 +48,14 @@ _MEETINGS = (
 )
 _TIME = (
     r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)?(?![\w:/-])|noon|midday|midnight"
-    r"|half past \w+|quarter (?:past|to) \w+)"
+    r"|half past \w+|quarter (?:past|to) \w+|half (?:one|two|three|four|five|six|seven|eight"
+    r"|nine|ten|eleven|twelve))"
+)
+# a time that says it is one without a preposition ("standup is now half nine", "10:30")
+_CLOCK = (
+    r"(?:\d{1,2}[:.]\d{2}\s*(?:a\.?m\.?|p\.?m\.?)?|\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)"
+    r"|noon|midday|half past \w+|quarter (?:past|to) \w+|half (?:one|two|three|four|five|six"
+    r"|seven|eight|nine|ten|eleven|twelve))(?![\w:/-])"
 )
 _DAYPART = lazy(r"\b(morning|evening|night|afternoon|breakfast|lunch|dinner|bedtime)s?\b", re.I)
 _PLACE = r"(?-i:[A-Z][\w'’-]+(?:[ -](?:de |da |do |del |am |upon |on |-)?(?-i:[A-Z])[\w'’-]+)*)"
@@ -53,35 +65,51 @@ _HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
 # "I", "we've just", "I have now", "we packed up and"
 _WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+)?"
 
+_AT_ORG = rf"(?:the\s+)?(?P<value>{_ORG})"  # "at the Guardian" -> Guardian
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
-    rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living)"
-    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled)|^{_ADV}(?:living|based))"
+    rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living|reside|resided)"
+    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing)"
+    rf"|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
-    # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "home is now Y"
-    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moving|relocating)"
+    # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "made the move to Y"
+    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moving|relocating|made the move|made the jump)"
     rf"(?:\s+[a-z]+)?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})",
-    # "home is now X", "my flat is in X", "our new house is just outside X"
-    rf"\b(?:(?:my|our)\s+(?:new\s+)?(?:home|flat|house|apartment|place)|home)\s+is\s+{_ADV}"
+    # "home is now X", "my flat is in X", "our new house is just outside X", "home these
+    # days is X"
+    rf"\b(?:(?:my|our)\s+(?:new\s+)?(?:home|flat|house|apartment|place)|home)"
+    rf"(?:\s+(?:these days|now|nowadays))?\s+is\s+{_ADV}"
     rf"(?:(?:in|near|outside|just outside)\s+)?(?P<value>{_PLACE})",
+    # "we bought a place in X", "I rent a flat in X"
+    rf"\b{_WE}(?:bought|rent|rented|renting|found|got)\s+(?:a|an|our|my)\s+(?:new\s+)?"
+    rf"(?:home|flat|house|apartment|place|condo)\s+in\s+(?P<value>{_PLACE})",
+    # "I call X home", "I'm X-based"
+    rf"\b{_WE}call\s+(?P<value>{_PLACE})\s+home\b",
+    rf"\b(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?P<value>{_PLACE})-based\b",
+)
+_WORKS = (
+    r"(?:work|worked|working|been working|freelance|freelancing|consult|consulting|contract"
+    r"|contracting)"
 )
 _EMPLOYER = (
-    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV})(?:work|worked|working|been working)"
-    rf"(?:\s+as\s+an?\s+[\w -]+?)?\s+(?:at|for)\s+(?P<value>{_ORG})",
+    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV}){_WORKS}(?:\s+\w+ly)?"
+    rf"(?:\s+as\s+an?\s+[\w -]+?)?\s+(?:at|for)\s+{_AT_ORG}",
     rf"\b(?:{_WE}|^{_ADV})(?:left|quit)\s+{_ORG}\s+(?:to\s+join|for)"
-    rf"\s+(?P<value>{_ORG})",
+    rf"\s+{_AT_ORG}",
     rf"\b(?:{_WE}|^{_ADV})(?:joined|started(?:\s+a\s+new\s+job)?\s+at"
-    rf"|got\s+a\s+job\s+at|took\s+a\s+job\s+at|moved\s+jobs\s+to|switched\s+jobs\s+to)"
-    rf"\s+(?P<value>{_ORG})",
-    rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+by\s+(?P<value>{_ORG})",
-    # a clause about a job naming where: "I switched jobs, I'm now at X", "new role at X"
-    rf"\b(?:jobs?|role|position|hired|employer)\b.*?\b(?:at|by|with)\s+(?P<value>{_ORG})",
+    rf"|got\s+a\s+job\s+at|took\s+a\s+job\s+at|moved\s+jobs\s+to|switched\s+jobs\s+to"
+    rf"|accepted\s+an?\s+(?:job\s+)?offer\s+from)"
+    rf"\s+{_AT_ORG}",
+    rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+(?:by|at)\s+{_AT_ORG}",
+    # a clause about a job naming where: "I switched jobs, I'm now at X", "new gig at X"
+    rf"\b(?:jobs?|role|position|hired|employer|gig)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
     # "I'm joining X", "I'll be starting at X", "I've been at X for two years"
     rf"\b(?:(?:i'?m|i am|i'll be|i will be)\s+{_ADV}(?:joining|starting\s+at)"
-    rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+(?P<value>{_ORG})",
-    # "I'm a data analyst at Shopify", "I'm now the lead designer for Figma"
-    rf"\b(?:i'?m|i am)\s+{_ADV}(?:an?|the)\s+(?:[\w-]+\s+){{1,3}}?(?:at|for)\s+(?P<value>{_ORG})",
-    rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?(?P<value>{_ORG})",
+    rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+{_AT_ORG}",
+    # "I'm a data analyst at Shopify", "I'm on the platform team at X", "an engineer over at X"
+    rf"\b(?:i'?m|i am)\s+{_ADV}(?:an?|the|on the|on an?)\s+(?:[\w-]+\s+){{1,4}}?"
+    rf"(?:over\s+)?(?:at|for)\s+{_AT_ORG}",
+    rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?{_AT_ORG}",
 )
 # a verb that takes a tool or a drink: the lexicon says which
 _TAKES = (
@@ -95,18 +123,24 @@ _TAKES = (
 _LEAVING = lazy(
     r"\b(?:from|instead of|rather than|over(?!\s+to\b)|in place of|gave up|given up|give up"
     r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?"
-    r"|not|don't|do not|hate|dislike|can't stand|tried|trying|try)\s+"
+    r"|not|don't|do not|hate|dislike|can't stand|tried|trying|try|off)\s+"
     r"(?:(?:the|a|an|my|using|drinking)\s+)?(?:\w+\s+)?$",
     re.I,
 )
 # what is said just before a thing a first-person clause takes ("coding in Zed", "start
 # with an espresso", "it's herbal tea now")
 _TAKING = lazy(
-    r"\b(?:in|with|on|to|it's|it is|its|now|mostly|only)\s+(?:(?:a|an|the|my|cup of|mug of"
+    r"\b(?:in|with|on|to|for|it's|it is|its|now|mostly|only)\s+(?:(?:a|an|the|my|cup of|mug of"
     r"|glass of|[\w-]+)\s+){0,2}$",
     re.I,
 )
 _FIRST_PERSON = lazy(r"\b(?:i|we|my|our|me|us|i'm|i've|we're|we've)\b", re.I)
+# "Neovim is what I use", "Helix is my daily driver", "tea's what I have"
+_IS_MINE = lazy(
+    r"^(?:e?s)?\s*(?:is|'s|has been|remains)\s+(?:now\s+|still\s+)?(?:my|what (?:i|we)"
+    r"|the (?:one|thing) (?:i|we)|our)\b",
+    re.I,
+)
 # "a big coffee drinker", "a tea person": the thing is the user's habit
 _TAKER = lazy(r"^(?:e?s)?\s+(?:drinker|person|addict|lover|user|fan)\b", re.I)
 _MY_THING = lazy(r"\bmy\s+(?:go-to\s+|main\s+|daily\s+|usual\s+|morning\s+)?(\w+(?: \w+)?)"
@@ -114,10 +148,12 @@ _MY_THING = lazy(r"\bmy\s+(?:go-to\s+|main\s+|daily\s+|usual\s+|morning\s+)?(\w+
 _MEETING_TIME = (
     rf"\b(?P<subject>{_MEETINGS})\b(?:\s+\w+){{0,3}}?\s+(?:is|'s|are|starts|begins|happens|runs"
     r"|takes place|was moved|got moved|has moved|have moved|moved|is moving|is being moved"
-    r"|was pushed|got pushed|pushed|was shifted|shifted|changed)\s+(?:\w+\s+){0,3}?"
-    rf"(?:to|at|for|back to|up to)\s+(?P<value>{_TIME})",
-    rf"\b(?:moved|pushed|shifted|rescheduled|changed)\s+(?:the\s+|our\s+|my\s+)?(?:\w+\s+)?"
-    rf"(?P<subject>{_MEETINGS})\s+(?:\w+\s+){{0,2}}?to\s+(?P<value>{_TIME})",
+    r"|was pushed|got pushed|pushed|was shifted|shifted|changed|kicks off|kick off|got bumped"
+    r"|was bumped|bumped|got rescheduled|was rescheduled|got moved up|moved up)\s+(?:\w+\s+){0,3}?"
+    rf"(?:(?:to|at|for|back to|up to)\s+(?P<value>{_TIME})|(?P<clock>{_CLOCK}))",
+    rf"\b(?:moved|pushed|shifted|rescheduled|changed|bumped)\s+(?:the\s+|our\s+|my\s+)?"
+    rf"(?:\w+\s+)?(?P<subject>{_MEETINGS})\s+(?:\w+\s+){{0,2}}?to\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?:at\s+)?(?P<value>{_TIME})",
 )
 
 
@@ -173,6 +209,7 @@ def _taken(core: str) -> Filled | None:
             or (mine is not None and mine.start(2) <= match.start())
             or (first_person and _TAKING.search(before[-30:]))
             or (first_person and _TAKER.search(core[match.end() :]))
+            or _IS_MINE.match(core[match.end() :])
         ):
             continue
         word = match.group(1).lower()
@@ -191,14 +228,25 @@ def _meeting(core: str) -> Filled | None:
         if match is not None:
             name = re.sub(r"[^a-z0-9:]+", "", match.group("subject").lower()).rstrip("s")
             name = {"retrospective": "retro", "1on1": "1:1", "oneonone": "1:1"}.get(name, name)
-            return Filled(f"meeting:{name}:time", " ".join(match.group("value").split()).lower())
+            value = match.group("value") or match.groupdict().get("clock") or ""
+            return Filled(f"meeting:{name}:time", " ".join(value.split()).lower())
     return None
+
+
+# a statement about the past fills no current slot ("I worked at Google years ago")
+_BYGONE = lazy(
+    r"\b(?:ago|used to|back then|formerly|in the past|as a (?:kid|child|student|teen)"
+    r"|growing up|grew up|when i was)\b",
+    re.I,
+)
 
 
 def filled(core: str) -> Filled | None:
     """The slot a first-person statement fills and its value, or None ("I live in Berlin"
     -> identity:location = Berlin; "standup moved to 10" -> meeting:standup:time = 10)."""
     text = " ".join(core.replace("’", "'").split())
+    if _BYGONE.search(text):
+        return None
     meeting = _meeting(text)
     if meeting is not None:
         return meeting
