@@ -69,6 +69,7 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
     ("I don't drink coffee after noon", None),
     ("I'm a fan of Firefox", None),
     ("The meeting is 30 minutes long", None),
+    ("Standup is at 10 this week only", None),  # a one-off
     ("I moved to VS Code", ("tool:editor", "vs code")),  # a tool, not a place
     ("I like hiking", None),
     ("I live with my sister", None),
@@ -434,3 +435,19 @@ def test_with_a_model_its_update_of_an_episode_marks_it_superseded(
     old_id = parse_text(old.read_bytes()).meta["id"]
     assert parse_text(old.read_bytes()).meta["superseded_by"] == new_id
     assert parse_text(new.read_bytes()).meta["supersedes"] == [old_id]
+
+
+def test_capture_keeps_a_slot_statement_once_and_never_a_hypothetical_one() -> None:
+    from vault_brain.domain.capture import capture
+
+    def said(text: str) -> list[tuple[str, str, str | None]]:
+        found = capture([{"role": "user", "content": text, "id": "m1"}]).candidates
+        return [(c.kind, c.subject, c.slot) for c in found]
+
+    # captured under its slot's kind, and "Emacs" is no person
+    assert said("My editor is Emacs.") == [("preference", "user", "tool:editor")]
+    assert said("We relocated to Madrid in the spring.") == [
+        ("identity", "user", "identity:location")
+    ]
+    assert said("If I moved to Lisbon, I would miss Berlin.") == []
+    assert said("Standup is at 10 this week only.") in ([], [("event", "user", None)])

@@ -233,10 +233,12 @@ def _meeting(core: str) -> Filled | None:
     return None
 
 
-# a statement about the past fills no current slot ("I worked at Google years ago")
+# a statement about the past, or a one-off, fills no standing slot ("I worked at Google
+# years ago", "standup is at 10 this week only")
 _BYGONE = lazy(
     r"\b(?:ago|used to|back then|formerly|in the past|as a (?:kid|child|student|teen)"
-    r"|growing up|grew up|when i was)\b",
+    r"|growing up|grew up|when i was|(?:this|next) (?:week|time|once) only|just (?:this|for)"
+    r" (?:once|today|this week|tomorrow)|(?:today|tomorrow|tonight) only|for today|just today)\b",
     re.I,
 )
 
