@@ -3,7 +3,7 @@
 (residence, employer, habit, tool, meeting time), run as a harness runs sessions (`vb loop
 intake`, `context`, `persist` per turn, then `vb flush` and `vb compact`), offline (no LLM).
 
-    .venv/bin/python scripts/bench_fact_updates.py [--set dev|issue|all] [--json] [--keep DIR]
+    .venv/bin/python scripts/bench_fact_updates.py [--set NAME|all] [--json] [--keep DIR]
 
 An update is clean when all three hold (the issue's definition):
 - current first: the top hit of `vb search QUERY` states the new value in its current text
@@ -14,13 +14,12 @@ An update is clean when all three hold (the issue's definition):
 - MEMORY.md states only the new: it names the new value, and no entry fragment names the
   old value without the new one.
 
-Sets: `dev` is the wording the slot rules were written against; `fresh` was written after
-the rules (1 of 5 on its first run; the rules were then made more general on dev examples
-of the shapes it missed, so it is no longer unseen); `fresh2` likewise (2 of 5 on its first
-run, then made general the same way); `fresh3` was written last and run once, untuned (the
-figure for wording nobody tuned on); `issue` is the wording of issue 23's examples (residence
-Berlin -> Lisbon, ...; the first trials used its residence and employer lines). Prints k of
-5 per set.
+Sets: `dev` is the wording the slot rules were written against. `fresh`, `fresh2`, `fresh3`
+and `fresh4` were each written after the rules of their time and run once untuned: 1, 2, 3
+and 3 of 5 clean on that first run; each time the rules were then made more general on dev
+examples (tests/test_fact_updates.py) of the shapes missed, so none is unseen any more.
+`issue` is the wording of issue 23's examples (residence Berlin -> Lisbon, ...; the first
+trials used its residence and employer lines). Prints k of 5 per set.
 """
 
 from __future__ import annotations
@@ -220,6 +219,48 @@ SETS: dict[str, list[Update]] = {
             "9am",
             "9:15",
             "when is the daily standup",
+        ),
+    ],
+    "fresh4": [
+        Update(
+            "residence",
+            "I've got a little flat in Edinburgh.",
+            "We're living in Manchester now, the move went fine.",
+            "Edinburgh",
+            "Manchester",
+            "where does the user live",
+        ),
+        Update(
+            "employer",
+            "I'm a backend dev at Monzo.",
+            "Last week I started at Revolut.",
+            "Monzo",
+            "Revolut",
+            "where does the user work",
+        ),
+        Update(
+            "habit",
+            "I always have green tea in the morning.",
+            "Lately it's been coffee every morning instead of tea.",
+            "green tea",
+            "coffee",
+            "what does the user drink in the morning",
+        ),
+        Update(
+            "tool",
+            "I write code in VS Code.",
+            "I've switched to Cursor for coding.",
+            "VS Code",
+            "Cursor",
+            "which editor does the user use",
+        ),
+        Update(
+            "meeting time",
+            "Our weekly planning meeting is at 2:30pm.",
+            "Planning now starts at 3pm.",
+            "2:30pm",
+            "3pm",
+            "when is planning",
         ),
     ],
     "issue": [

@@ -81,8 +81,8 @@ _RESIDENCE = (
     rf"(?:\s+(?:these days|now|nowadays))?\s+is\s+{_ADV}"
     rf"(?:(?:in|near|outside|just outside)\s+)?(?P<value>{_PLACE})",
     # "we bought a place in X", "I rent a flat in X"
-    rf"\b{_WE}(?:bought|rent|rented|renting|found|got)\s+(?:a|an|our|my)\s+(?:new\s+)?"
-    rf"(?:home|flat|house|apartment|place|condo)\s+in\s+(?P<value>{_PLACE})",
+    rf"\b{_WE}(?:bought|rent|rented|renting|found|got|own)\s+(?:a|an|our|my)\s+"
+    rf"(?:[\w-]+\s+){{0,2}}?(?:home|flat|house|apartment|place|condo)\s+in\s+(?P<value>{_PLACE})",
     # "I call X home", "I'm X-based"
     rf"\b{_WE}call\s+(?P<value>{_PLACE})\s+home\b",
     rf"\b(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?P<value>{_PLACE})-based\b",
@@ -113,7 +113,8 @@ _EMPLOYER = (
 )
 # a verb that takes a tool or a drink: the lexicon says which
 _TAKES = (
-    rf"\b(?:{_WE}(?:\w+ly\s+)?|(?:i'?m|i am)\s+{_ADV}|^{_ADV})"
+    rf"\b(?:{_WE}(?:(?:\w+ly|always|often|mostly|still|now)\s+)?|(?:i'?m|i am)\s+{_ADV}"
+    rf"|^{_ADV})"
     r"(?:on|use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|'ve|"
     r"drink|drank|drinking|have|having|start the day with|started drinking|"
     r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with|start with"
