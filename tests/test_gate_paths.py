@@ -91,24 +91,40 @@ def test_a_person_stores_a_secret_only_when_asked_and_is_warned_about_the_rest(
 
 
 def test_agents_are_shown_notes_through_the_gate(server: McpServer, vault: Path, cli: Any) -> None:
+    """A person's own note reaches an agent as the person's data, its secret redacted in
+    place; a captured note's refused span is redacted, the rest of the line kept."""
     v = ("--vault", str(vault))
     text = f"Router in the hall. Admin token {KEY}.\n\n{INJECTION}\n\nReboot it on Sundays."
     assert cli(*v, "add", "-n", "Router", "-c", "home", text, "--allow-secret").exit_code == 0
+    assert cli(*v, "add", "-n", "Invoices", "-c", "home", f"Quoted: {INJECTION}").exit_code == 0
+    captured = vault / "entities" / "home" / "printer.md"
+    captured.write_text(
+        "---\nid: entity-home-printer\nsource: conversation\n---\n"
+        f"The printer is in the study. {INJECTION} It takes A4 paper.\n"
+    )
     assert cli(*v, "memory-file").exit_code == 0
 
-    shown = server.ok("memory_retrieve", {"id": "entity-home-router"})["note"]["body"]
-    assert KEY not in shown and "Ignore all previous" not in shown
-    assert "Admin token [redacted: credential]." in shown and "[redacted: injection]" in shown
-    assert "Reboot it on Sundays." in shown
+    mine = server.ok("memory_retrieve", {"id": "entity-home-router"})["note"]
+    assert mine["written_by"] == "person"
+    assert KEY not in mine["body"] and "Admin token [redacted: credential]." in mine["body"]
+    assert INJECTION in mine["body"] and "Reboot it on Sundays." in mine["body"]
+    theirs = server.ok("memory_retrieve", {"id": "entity-home-printer"})["note"]
+    assert theirs["written_by"] == "conversation"
+    assert "Ignore all previous" not in theirs["body"] and "[redacted: injection]" in theirs["body"]
+    assert "The printer is in the study." in theirs["body"]
+    assert "A4 paper" in theirs["body"]  # (only the offending span)
     hits = server.ok("memory_search", {"query": "router token"})["results"]
     assert hits and all(KEY not in h["snippet"] for h in hits)
+    assert {h["written_by"] for h in hits if h["id"] == "entity-home-router"} == {"person"}
     memory_md = (vault / "MEMORY.md").read_text()
-    assert KEY not in memory_md and "Ignore all previous" not in memory_md
+    assert KEY not in memory_md and "The printer is in the study." in memory_md
+    assert f"Quoted: {INJECTION}" in memory_md  # the person's own words, as theirs
+    assert memory_md.count("Ignore all previous") == 1  # the captured one is redacted
 
     assert cli(*v, "loop", "intake", "-s", "g1", "Where is the router token?").exit_code == 0
     context = cli(*v, "loop", "context", "-s", "g1").stdout
-    assert KEY not in context and "Ignore all previous" not in context
-    assert "entity-home-router" in context  # retrieved, redacted
+    assert KEY not in context
+    assert '<memory id="entity-home-router" source="person"' in context  # retrieved, quoted
     transcript = (vault / "sessions" / "g1.jsonl").read_text()
     assert KEY not in transcript  # the recorded retrieval snippets went through the gate too
     # the person's own view is the note as written

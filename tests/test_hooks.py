@@ -123,7 +123,9 @@ def test_session_start_regenerates_memory_md_and_injects_it(vault: Path) -> None
     assert specific["hookEventName"] == "SessionStart"
     memory_md = (vault / "MEMORY.md").read_text(encoding="utf-8")
     assert note_id in memory_md and "jasmine green tea" in memory_md
-    assert specific["additionalContext"].endswith(memory_md)
+    context = specific["additionalContext"]  # MEMORY.md, quoted as reference data
+    assert memory_md.strip() in context and context.endswith("</memory>\n</vault_memories>")
+    assert '<memory id="MEMORY.md" source="vb">' in context
 
 
 def test_user_prompt_submit_injects_memories_and_records_them_for_credit(
@@ -134,8 +136,8 @@ def test_user_prompt_submit_injects_memories_and_records_them_for_credit(
     out = answer(hook(vault, "user-prompt-submit", payload("user_prompt_submit", transcript)))
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    assert f"`{alice}`" in context and "jasmine green tea" in context
-    assert "8080" not in context
+    assert f'<memory id="{alice}" source="person"' in context and "jasmine green tea" in context
+    assert context.startswith("<vault_memories>") and "8080" not in context
 
     records = session_records(vault)
     prompt = json.loads(payload("user_prompt_submit"))["prompt"]
@@ -169,7 +171,7 @@ def test_a_locked_vault_still_gets_its_memories_injected(vault: Path, transcript
             env={"VB_LOCK_TIMEOUT": "0.5"},
         )
     context = answer(res)["hookSpecificOutput"]["additionalContext"]
-    assert f"`{alice}`" in context
+    assert f'<memory id="{alice}"' in context
     assert res.stderr.startswith("vb hook user-prompt-submit: warning: prompt not recorded:")
     assert len(res.stderr.splitlines()) == 1
     assert not (vault / "sessions" / f"{VB_SESSION}.jsonl").exists()

@@ -43,7 +43,7 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
     (hit,) = doc["results"]
     assert set(hit) == {
         "id", "path", "title", "type", "category", "score", "snippet",
-        "source", "line", "session", "message",
+        "source", "line", "session", "message", "written_by",
     }  # fmt: skip
     assert hit == {
         **hit,
@@ -56,6 +56,7 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
         "line": None,
         "session": None,
         "message": None,
+        "written_by": "person",  # added with `vb add` by the person
     }
     assert isinstance(hit["score"], float) and hit["score"] > 0
     assert "Zephyr ships." in hit["snippet"]

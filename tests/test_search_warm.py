@@ -22,8 +22,8 @@ from conftest import REPO
 from vault_brain.app.memo import redacted, token_count
 from vault_brain.app.proxy import recall
 from vault_brain.app.vault import Vault
-from vault_brain.domain.gate import redact
 from vault_brain.domain.notes import Filters
+from vault_brain.domain.redaction import redact_spans
 from vault_brain.storage.index.schema import TEXT_FIELDS
 from vault_brain.storage.index.search import Hit, Searcher
 from vault_brain.storage.tokens import get_counter
@@ -140,7 +140,7 @@ def test_recall_memos_give_the_gates_and_counters_answers(root: Path) -> None:
     secret = "Ann's key is AKIAIOSFODNN7EXAMPLE for the build."
     for text in ["plain words about the release", secret, "", "Ann said: run rm -rf / now"]:
         for _ in range(2):
-            assert redacted(text) == redact(text)
+            assert redacted(text) == redact_spans(text)
             assert token_count(text) == get_counter().count(text)
     write(root, "entities/people/keyholder.md", "global", secret, title="Keyholder zebrafinch")
     vault = Vault.open(root)

@@ -171,13 +171,15 @@ def vb_serve(vault: Path, *args: str, env: dict[str, str] | None = None) -> Iter
 # -- the read path ---------------------------------------------------------------------------
 
 
-def test_memory_goes_in_after_the_system_prompt_and_nothing_else_changes(
+def test_memory_goes_in_as_quoted_data_before_the_user_turn_and_nothing_else_changes(
     vault: Path, upstream: FakeLLMServer, cli: Any
 ) -> None:
-    """Through a real `vb serve` process: the note is in the one system message added after
-    the client's own, the user's message is untouched, vb's fields are gone and no default
-    is added; the ids come back in a header, `memory_hits` only when asked; the turn is
-    written after the response with its retrieval, so `vb feedback` credits the note."""
+    """Through a real `vb serve` process: the note is quoted as reference data (with its id
+    and who wrote it) in one user-role message added before the user's turn, never in the
+    system role; the client's system prompt and the user's message are untouched, vb's
+    fields are gone and no default is added; the ids come back in a header, `memory_hits`
+    only when asked; the turn is written after the response with its retrieval, so
+    `vb feedback` credits the note."""
     note = add_note(cli, vault, "Tea", TEA)
     upstream.responder = lambda body: completion("You drink green tea.")
     serve_args = ("--port", "0", "--upstream", upstream.base_url, "--capture-idle", "0")
@@ -200,8 +202,10 @@ def test_memory_goes_in_after_the_system_prompt_and_nothing_else_changes(
         sent = upstream.bodies[-1]
         assert set(sent) == {"model", "messages"}  # vb's fields gone, no defaults added
         assert sent["messages"][0] == system and sent["messages"][2] == user
-        memory = sent["messages"][1]
-        assert memory["role"] == "system" and TEA in memory["content"]
+        memory = sent["messages"][1]  # before the user's turn, quoted as data, not system
+        assert memory["role"] == "user" and TEA in memory["content"]
+        assert memory["content"].startswith("<vault_memories>\nReference data")
+        assert f'<memory id="{note}" source="person"' in memory["content"]
         assert upstream.requests[-1].headers["authorization"] == f"Bearer {CLIENT_KEY}"
         # not asked: no memory_hits; the same ids in the header
         again = client.chat.completions.with_raw_response.create(
@@ -623,7 +627,7 @@ def test_a_chat_scoped_fact_is_never_injected_into_another_chat(proxy: Proxy) ->
         )
         proxy.idle()
         sent = proxy.upstream.bodies[-1]["messages"]
-        return " ".join(str(m["content"]) for m in sent if m["role"] == "system")
+        return " ".join(str(m["content"]) for m in sent if "<vault_memories>" in m["content"])
 
     say("ana-1", "chat:web:1,user:ana", "I prefer oat milk in my coffee.")
     say("ana-1", "chat:web:1,user:ana", "We decided to repaint the kiosk turquoise.")

@@ -29,7 +29,7 @@ from vault_brain.app.api_knowledge import Knowledge, check_sources
 from vault_brain.app.api_policy import PolicyOps
 from vault_brain.app.api_sessions import Pending, SessionsAndTasks
 from vault_brain.app.commits import commit_at
-from vault_brain.app.guard import PERSON, admit, for_agent
+from vault_brain.app.guard import PERSON, admit, for_agent, written_by
 from vault_brain.app.results import (
     BatchLine,
     IndexResult,
@@ -186,14 +186,14 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             self._vault.kept = True  # this API's writes: indexed by the keeper's thread
 
     def warm_up(self) -> None:
-        """Reconcile and open the searcher, and build the gate's fast patterns, now (a
+        """Reconcile and open the searcher, and compile the gate's patterns, now (a
         server does this while its client connects)."""
-        from vault_brain.domain.gate.alternation import build_fast_forms
+        from vault_brain.domain.gate import judge
         from vault_brain.storage import regex_cache
 
         with self._use("skip") as vault:
             vault.searcher.search("warm up", 1)
-        build_fast_forms()
+        judge("warm up: ignore nothing, `ls -l`\n- item")
         regex_cache.save()  # for the next server's start
 
     def close(self) -> None:
@@ -258,6 +258,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             note = notes.add(
                 vault, type_, name, content, category, tags, pinned, scope or GLOBAL,
                 private=allow_secret,  # (`private: true`: never in the session sandbox's /vault)
+                source=written_by(self.source),
             )  # fmt: skip
         return NoteResult(NoteView.of(note), warnings)
 
@@ -279,8 +280,10 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             self._record(vault, ref, [note], "memory_retrieve")
             view = NoteView.of(note)
             if self.source != PERSON:
-                view.body = for_agent(vault, view.body, "memory_retrieve")
-                view.title = for_agent(vault, view.title, "memory_retrieve")
+                view.body = for_agent(vault, view.body, "memory_retrieve", note.source)
+                view.title = for_agent(
+                    vault, view.title, "memory_retrieve", note.source, title=True
+                )
         return NoteResult(view)
 
     def update(
@@ -302,7 +305,10 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                     vault, content, source=self.source, where="update", allow_secret=allow_secret
                 )
             private = allow_secret and content is not None
-            note = notes.update(vault, rel, content, tags, pinned, append, private=private)
+            note = notes.update(
+                vault, rel, content, tags, pinned, append, private=private,
+                source=written_by(self.source),
+            )  # fmt: skip
         return NoteResult(NoteView.of(note), warnings)
 
     def archive(self, ref: str, reason: str) -> MoveResult:
@@ -328,6 +334,11 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         vault.reconcile()
         return vault.searcher.search(query, k, filters)
 
+    def _shown(self, hits: list[Hit]) -> list[SearchHit]:
+        """As the person at the CLI sees them, unless a session makes this an agent's."""
+        person = self.source == PERSON and self.session is None
+        return [SearchHit.of(h, person=person) for h in hits]
+
     def search(
         self,
         query: str,
@@ -344,7 +355,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use("skip") as vault:
             where = check_sources(vault.policy.search_in if sources is None else sources)
             hits = self._hits(vault, query, k, filters) if "memory" in where else []
-            found = self._knowledge(vault, query, k, where, [SearchHit.of(h) for h in hits])
+            found = self._knowledge(vault, query, k, where, self._shown(hits))
             emit(
                 vault.paths,
                 "search",
@@ -367,7 +378,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use("skip") as vault:
             for item in queries:
                 hits = self._hits(vault, item["query"], k, filters)
-                yield BatchLine(item.get("id"), item["query"], [SearchHit.of(h) for h in hits])
+                yield BatchLine(item.get("id"), item["query"], self._shown(hits))
 
     # -- credit ------------------------------------------------------------------------------
     def feedback(self, signal: str, session: str | None = None) -> FeedbackResult:

@@ -1,5 +1,6 @@
 """The memory API's policy methods: the diff and approval of the agent-editable lifecycle
-rules in policy/ (a part of `MemoryAPI`, kept in its own module; see `app.policy_review`)."""
+rules in policy/ (see `app.policy_review`), and `vb doctor`, which holds vb's own notes to
+the lifecycle's rules (see `app.doctor`). A part of `MemoryAPI`, kept in its own module."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 from vault_brain.app.api_sessions import ApiPart
 
 if TYPE_CHECKING:
+    from vault_brain.app.apply import PlanResult
     from vault_brain.app.policy_review import PolicyApproval, PolicyDiff
     from vault_brain.app.vault import Vault
 
@@ -32,3 +34,10 @@ class PolicyOps(ApiPart):
         from vault_brain.app.policy_review import policy_warning  # lazy: start-up
 
         return policy_warning(self._vault)
+
+    def doctor(self, fix: bool = False) -> PlanResult:
+        """Manufactured notes and credit no outcome earned: the plan, applied with `fix`."""
+        from vault_brain.app.doctor import doctor  # lazy: start-up
+
+        with self._use() as vault:
+            return doctor(vault, fix)

@@ -15,6 +15,7 @@ from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
 from vault_brain.domain.fact_slots import same_slot
 from vault_brain.domain.facts import Fact
+from vault_brain.domain.notes import is_vb_source, merged_source, note_source
 from vault_brain.domain.plan import Action
 from vault_brain.domain.scopes import GLOBAL, scope_folder
 from vault_brain.domain.supersede import current_text, retire, split_previously, statement_of
@@ -55,11 +56,17 @@ class EntityFeed:
     """Entity notes receiving facts during one plan."""
 
     def __init__(
-        self, vault: Vault, initial: float, rows: dict[str, dict[str, Any]] | None = None
+        self,
+        vault: Vault,
+        initial: float,
+        rows: dict[str, dict[str, Any]] | None = None,
+        writer: str = "conversation",
     ) -> None:
         """`rows` (path -> credit row) when the caller already read them all; otherwise each
-        target is looked up in the index on its own, without reading every note's row."""
+        target is looked up in the index on its own, without reading every note's row.
+        `writer`: the `source` of what it writes (conversation: a flush; merge: promotion)."""
         self.vault = vault
+        self.writer = writer
         self.rows = rows
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
@@ -94,6 +101,7 @@ class EntityFeed:
                 "id": row["id"] if row else f"entity-{category}-{slug}",
                 "title": row["title"] if row else slug,
                 "base": row["credit"] if row else self.initial,
+                "source": _source_after(parsed.meta.get("source"), writer=self.writer),
                 "statements": [
                     statement_of(line)
                     for line in current_text(parsed.body).splitlines()
@@ -197,6 +205,7 @@ class EntityFeed:
                     if target["gain"]
                     else {"updated": now_iso()}
                 )
+                keys.update(target["source"])
                 extend = {"supersedes": target["supersedes"]} if target["supersedes"] else {}
                 out.append(
                     Action("append", rel, why, keys, text, target["id"], extend, target["retire"])
@@ -211,6 +220,7 @@ class EntityFeed:
                 "created": now_iso(),
                 "updated": now_iso(),
                 "credit": credit,
+                "source": self.writer,
             }
             if target["supersedes"]:
                 meta["supersedes"] = target["supersedes"]
@@ -221,6 +231,14 @@ class EntityFeed:
                 Action("create", rel, why, content=new_note_text(meta, body), id=target["id"])
             )
         return out
+
+
+def _source_after(old: Any, writer: str) -> dict[str, Any]:
+    """The `source` key of a note vb appends `writer`'s facts to ({} when it stays)."""
+    if not is_vb_source(old):
+        return {}  # the person's own key (a clipping's URL): never overwritten
+    now = merged_source(note_source(old), writer, append=True)
+    return {} if now == note_source(old) else {"source": now}
 
 
 def _slot_of(kind: str, subject: str, text: str) -> str | None:

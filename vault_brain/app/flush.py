@@ -6,7 +6,8 @@ routes each statement to its entity note (the user's identity, decisions and pla
 person's facts to `entities/people/<name>.md`, a project's to
 `entities/projects/<name>.md`) and writes one episode note for the span, with the summary
 and the decisions. With an LLM: the model reconciles the captured statements against the
-nearest existing notes (ADD / UPDATE / DELETE / NONE). Every capture
+nearest existing notes (ADD / UPDATE / DELETE / NONE). A span with no decision, fact or
+open question writes no episode (nothing from nothing). Every capture
 names its session and message ids; flushed spans are recorded in the transcript, so flushing
 the same messages twice writes nothing new.
 """
@@ -25,7 +26,7 @@ from vault_brain.app.supersession import older_statements, superseding_actions
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.clock import now_iso
-from vault_brain.domain.engine import JSONChat
+from vault_brain.domain.engine import METHOD_LLM, JSONChat
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import facts_of
 from vault_brain.domain.gate import REASONS, prose_sentences
@@ -33,7 +34,7 @@ from vault_brain.domain.notes import Filters
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.scopes import GLOBAL, scope_for, session_scopes
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
-from vault_brain.domain.summarize import summarize
+from vault_brain.domain.summarize import Summary, summarize
 from vault_brain.domain.text import slugify
 from vault_brain.storage.events import emit, refused
 from vault_brain.storage.frontmatter_edit import edit_front_matter
@@ -128,7 +129,8 @@ def flush(
             result.dropped["known"] = result.dropped.get("known", 0) + 1
     result.plan.actions += feed.actions()
     episode_scope = scope_for("episode", scopes, user_kinds)
-    episode = _episode_action(vault, session, messages, llm, now, episode_scope)
+    captured = bool(report.candidates)
+    episode = _episode_action(vault, session, messages, llm, now, episode_scope, captured, result)
     if episode is not None and episode.id and episode.content is not None:
         # an older episode stating what a fact of this span replaces is superseded by this
         # one: the model decided which (UPDATE), or without one (or when it failed) the rules
@@ -186,13 +188,23 @@ def _episode_action(
     llm: JSONChat | None,
     now: dt.datetime | None,
     scope: str = GLOBAL,
+    captured: bool = False,
+    result: FlushResult | None = None,
 ) -> Action | None:
+    """The span's episode note, or None: flushed before, or nothing durable in it (no
+    decision, fact or open question: nothing from nothing; the transcript keeps the words)."""
     first, last = str(messages[0]["id"]), str(messages[-1]["id"])
     stamp = (now or dt.datetime.now().astimezone()).strftime("%Y-%m")
     rel = f"episodes/{stamp}/session-{slugify(session)}-{first}-{last}.md"
     if vault.paths.note(rel).exists() or (vault.paths.archive_dir / rel).exists():
         return None  # this span was flushed before (its record may have been lost in a crash)
     summary = summarize(messages, llm)
+    if not durable(summary, captured):
+        if result is not None:
+            result.plan.notes.append(
+                f"no episode for {first}–{last}: no decisions, facts or open questions"
+            )
+        return None
     body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
     safe = (
         sentence
@@ -211,6 +223,7 @@ def _episode_action(
         "created": now_iso(),
         "updated": now_iso(),
         "credit": vault.policy.initial_score,
+        "source": "conversation",
         "session": session,
         "messages": [first, last],
     }
@@ -218,6 +231,15 @@ def _episode_action(
         meta["scope"] = scope
     why = f"episode of session {session} {first}–{last} ({summary.method})"
     return Action("create", rel, why, content=new_note_text(meta, "\n".join(body)), id=note_id)
+
+
+def durable(summary: Summary, captured: bool) -> bool:
+    """Whether a span says anything worth an episode: a decision or an open question, a fact
+    the capture rules kept (`captured`), or the model's facts. (The offline summary's fact
+    list is a loose pick, any sentence with a verb like "is"; alone it makes no note.)"""
+    if summary.decisions or summary.open_questions or captured:
+        return True
+    return summary.method == METHOD_LLM and bool(summary.facts)
 
 
 def _reconcile_with_llm(
@@ -294,21 +316,13 @@ def _reconcile_with_llm(
             line = f"- {cand.text} (from session {session}, {cand.message_id})"
             why = f"updates {target['id']}: {reason or 'refined by the session'}"
             extend = {"supersedes": [old]} if old else {}
+            entity = feed.target(target["path"])
+            keys = {"updated": now_iso(), **(entity["source"] if entity else {})}
             # the line vb wrote for the replaced sentence moves under "## Previously"
             retired = {old: cand.text} if old else {}
             result.plan.actions.append(
-                Action(
-                    "append",
-                    target["path"],
-                    why,
-                    {"updated": now_iso()},
-                    line,
-                    target["id"],
-                    extend,
-                    retired,
-                )
+                Action("append", target["path"], why, keys, line, target["id"], extend, retired)
             )
-            entity = feed.target(target["path"])
             if entity is not None:
                 entity["known"].add(fact_key(line))
             result.captured.append(

@@ -5,7 +5,11 @@ In: a memory an agent stores (MCP, hooks, the loop, a session) that the gate ref
 theirs to keep, except that a secret needs `--allow-secret`, and whatever else the gate found
 comes back as a warning (the text stays out of agents' context). Out: text from notes that
 reaches an agent (search snippets, retrieved bodies, MEMORY.md, the loop's context) is
-redacted where the gate refuses a part. Every refusal is counted in the memory events.
+redacted where the gate refuses a span (`domain.redaction`), by who wrote it: what a person
+wrote by hand (`source: person`, or no `source`) is theirs, never redacted when shown to
+them and passed to agents with only its secrets redacted; text from conversations, agents,
+extraction and merges is redacted wherever the gate refuses a span. Every refusal is
+counted in the memory events.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from vault_brain.app.memo import redacted
 from vault_brain.app.vault import Vault
 from vault_brain.domain.errors import RefusedError
 from vault_brain.domain.gate import MAX_SCAN_CHARS, Verdict, judge
+from vault_brain.domain.notes import PERSON as BY_PERSON
+from vault_brain.domain.redaction import TITLE_REASONS
 from vault_brain.storage.events import refused
 
 PERSON = "cli"  # the one source that is a person at a keyboard; every other is an agent
+PERSON_REDACTED = ("secret",)  # what of a person's own note an agent is not shown
 MIN_MEMORY_WORDS = 1  # a store with no word at all is a fragment
 MAX_MEMORY_CHARS = 16_000  # an agent's memory; a person's may be up to the gate's MAX_SCAN_CHARS
 
@@ -76,11 +83,22 @@ def check_size(vault: Vault, text: str, *, source: str, where: str) -> None:
     )
 
 
-def for_agent(vault: Vault, text: str, where: str) -> str:
-    """`text` from a note as an agent may see it: refused parts redacted and counted. The
-    redaction is remembered by the text (`memo.redacted`): MEMORY.md, unchanged, is in every
-    context of a session and costs 20 ms to judge at 1,000 notes."""
-    safe, found = redacted(text)
+def written_by(caller: str) -> str:
+    """The `source` a note written by an API caller records: a person at the CLI, else an
+    agent (MCP, a session's tools, the loop, hooks)."""
+    return BY_PERSON if caller == PERSON else "agent"
+
+
+def for_agent(
+    vault: Vault, text: str, where: str, source: str = "agent", *, title: bool = False
+) -> str:
+    """`text` from a note (written by `source`) as an agent may see it: refused spans
+    redacted and counted; of a person's own note, only secrets; of a `title`, only what a
+    name can hold (`redaction.TITLE_REASONS`). The redaction is remembered by the text
+    (`memo.redacted`): MEMORY.md, unchanged, is in every context of a session and costs
+    20 ms to judge at 1,000 notes."""
+    only = PERSON_REDACTED if source == BY_PERSON else TITLE_REASONS if title else None
+    safe, found = redacted(text, only)
     note_refusals(vault, where, found)
     return safe
 

@@ -18,10 +18,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.app.results import SearchHit
+from vault_brain.app.results import SearchHit, shown
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.extract import Item, parse_document
-from vault_brain.domain.gate import redact
 from vault_brain.domain.sessions import record_kind
 from vault_brain.storage.files import stamp as file_stamp
 from vault_brain.storage.index.knowledge import KnowledgeHit, KnowledgeIndex
@@ -239,17 +238,20 @@ def search(vault: Vault, query: str, k: int, kinds: tuple[str, ...]) -> list[Kno
 
 
 def hit_of(hit: KnowledgeHit, score: float) -> SearchHit:
-    """A knowledge result in the search vocabulary: where it came from, to the line."""
+    """A knowledge result in the search vocabulary: where it came from, to the line (a
+    transcript's text is a conversation's, the rest came by extraction from projects)."""
+    written = "conversation" if hit.kind == "sessions" else "extraction"
     return SearchHit(
         id=hit.key.rsplit(":", 1)[-1] if hit.kind == "items" else hit.key,
         path=hit.path,
-        title=redact(hit.title)[0],
+        title=shown(hit.title, written, title=True),
         type=hit.type,
         category=hit.project,
         score=round(score, 6),
-        snippet=redact(hit.snippet)[0],
+        snippet=shown(hit.snippet, written),
         source=hit.kind,
         line=hit.line,
         session=hit.session,
         message=hit.message,
+        written_by=written,
     )

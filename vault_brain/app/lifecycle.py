@@ -21,12 +21,14 @@ from vault_brain.app.policy_review import approved_rules
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import days_between, now_iso, parse_time
+from vault_brain.domain.credit import earned_transfer, merged_score
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.facts import extract_facts
 from vault_brain.domain.merge import merge_episodes
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.policy_rules import Rule, RuleError, note_fields
 from vault_brain.domain.scopes import GLOBAL
+from vault_brain.domain.substance import has_own_content, own_text
 from vault_brain.domain.text import slugify
 from vault_brain.storage.frontmatter import parse_text
 
@@ -91,8 +93,11 @@ def plan_consolidate(
     vault: Vault, now: dt.datetime | None = None, llm: JSONChat | None = None
 ) -> Plan:
     """Same-day episodes of one scope with overlapping tags merge into one episode (of that
-    scope); credit summed (max 1). An approved policy rule `consolidate` chooses which of
-    those episodes (unpinned, dated, tagged) may merge; without one, all may."""
+    scope); its credit is the initial score plus what outcomes gave or took from each part
+    (domain.credit.merged_score). Episodes that say nothing of their own (vb's "no
+    decisions, facts or open questions") are not merged: nothing from nothing.
+    An approved policy rule `consolidate` chooses which of those episodes (unpinned, dated,
+    tagged) may merge; without one, all may."""
     now = _now(now)
     plan = Plan("consolidate")
     rule = _rule(vault, plan)
@@ -116,11 +121,19 @@ def plan_consolidate(
             if len(group) < 2:
                 continue
             group.sort(key=lambda r: (r["created"] or "", r["path"]))
+            bodies = {r["path"]: note_body(vault, r["path"]) for r in group}
+            empty = [r for r in group if not has_own_content(bodies[r["path"]])]
+            for r in empty:
+                why = "says nothing of its own; not merged (`vb doctor` archives such notes)"
+                plan.notes.append(f"{r['id']}: {why}")
+            group = [r for r in group if r not in empty]
+            if len(group) < 2:
+                continue
             episodes = [
                 {
                     "id": r["id"],
                     "title": r["title"],
-                    "body": note_body(vault, r["path"]),
+                    "body": bodies[r["path"]],
                     "tags": r["tags"],
                     "created": r["created"],
                 }
@@ -136,7 +149,7 @@ def plan_consolidate(
             new_id = f"episode-{category}-{slug}"
             tags = sorted({t for r in group for t in r["tags"]})
             shared = sorted(set.intersection(*(set(r["tags"]) for r in group)) or set(tags))
-            credit = min(1.0, sum(r["credit"] for r in group))
+            credit = merged_score((r["credit"] for r in group), vault.policy.initial_score)
             meta = {
                 "id": new_id,
                 "type": "episode",
@@ -148,6 +161,7 @@ def plan_consolidate(
                 "credit": round(credit, 4),
                 "access_count": sum(r["access_count"] for r in group),
                 "merged_from": [r["id"] for r in group],
+                "source": "merge",
             }
             if scope != GLOBAL:
                 meta["scope"] = scope
@@ -206,7 +220,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
     threshold = policy.promotion_threshold
     transfer = policy.promotion_transfer
     rows = {r["path"]: r for r in credit_rows(vault, now)}
-    feed = EntityFeed(vault, policy.initial_score, rows)
+    feed = EntityFeed(vault, policy.initial_score, rows, writer="merge")
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
         if row["type"] != "episode" or row["problem"] or row.get("superseded"):
@@ -219,10 +233,11 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
         if meta.get("promoted"):
             continue
         scope = row.get("scope") or GLOBAL  # an episode's facts stay in its scope
-        facts = [
-            replace(f, scope=scope)
-            for f in extract_facts(note_body(vault, row["path"]), row["id"], llm)
-        ]
+        # only what the episode says itself: never its headings, links or provenance
+        text = own_text(note_body(vault, row["path"]))
+        facts = (
+            [replace(f, scope=scope) for f in extract_facts(text, row["id"], llm)] if text else []
+        )
         methods += [f.method for f in facts]
         if not facts:
             plan.notes.append(
@@ -235,7 +250,9 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
         if not accepted:
             plan.notes.append(f"{row['id']}: its facts are already in the entity notes")
             continue
-        moved = row["credit"] * transfer  # shared by the targets in proportion to their facts
+        # what outcomes earned the episode above the initial score, shared by the targets
+        # in proportion to their facts (an episode no outcome scored transfers nothing)
+        moved = earned_transfer(row["credit"], policy.initial_score, transfer)
         for rel, lines in fresh.items():
             feed.accept(rel, lines, row["id"], gain=moved * len(lines) / accepted)
         why = f"at credit {row['effective']:.2f} > {threshold}" if rule is None else "by the rule"
@@ -244,7 +261,9 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
                 "set",
                 row["path"],
                 f"promoted {accepted} fact(s) {why}",
-                {"credit": round(row["credit"] - moved, 4), "promoted": now_iso()},
+                {"credit": round(row["credit"] - moved, 4), "promoted": now_iso()}
+                if moved
+                else {"promoted": now_iso()},
                 id=row["id"],
             )
         )

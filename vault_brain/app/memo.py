@@ -1,7 +1,7 @@
 """Per-text memos for the proxy's read path (`vb serve`): the gate's redaction and the token
 count of a memory, remembered by the text itself, so a note retrieved again (unchanged)
 is not judged and counted again. Keyed by the exact text, a changed note is a new key:
-the results are what `redact` and the counter give, only not recomputed."""
+the results are what `redact_spans` and the counter give, only not recomputed."""
 
 from __future__ import annotations
 
@@ -9,21 +9,22 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
-from vault_brain.domain.gate import redact
+from vault_brain.domain.redaction import redact_spans
 from vault_brain.storage.tokens import get_counter
 
 MAX_REMEMBERED = 4096
 
 
 @lru_cache(maxsize=MAX_REMEMBERED)
-def _redacted(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    safe, found = redact(text)
+def _redacted(text: str, only: tuple[str, ...] | None) -> tuple[str, tuple[tuple[str, int], ...]]:
+    safe, found = redact_spans(text, only)
     return safe, tuple(found.items())
 
 
-def redacted(text: str) -> tuple[str, Counter[str]]:
-    """`redact(text)`, remembered (a fresh Counter each time: callers may change it)."""
-    safe, found = _redacted(text)
+def redacted(text: str, only: tuple[str, ...] | None = None) -> tuple[str, Counter[str]]:
+    """`redact_spans(text, only)`, remembered (a fresh Counter each time: callers may change
+    it)."""
+    safe, found = _redacted(text, only)
     return safe, Counter(dict(found))
 
 

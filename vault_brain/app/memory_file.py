@@ -3,8 +3,9 @@
 Built from the index (its row column for every note, the stored summary only for the notes
 considered), never by parsing notes. Notes are chosen pinned first, then by effective
 credit; the file is grouped into sections by type and category and ends with what was left
-out. The whole file is counted with the token counter and never exceeds
-`max_context_budget`.
+out. A note whose body is only links, headings or provenance is never listed (its body is
+read to be sure, for the notes whose summary shows such marks). The whole file is counted
+with the token counter and never exceeds `max_context_budget`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from collections import Counter
 from typing import Any
 
 from vault_brain.app.credit import credit_rows
-from vault_brain.app.guard import note_refusals
+from vault_brain.app.guard import PERSON_REDACTED, note_refusals
+from vault_brain.app.memo import redacted
 from vault_brain.app.results import Result, result
 from vault_brain.app.vault import Vault
-from vault_brain.domain.gate import redact
+from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.notes import PERSON
+from vault_brain.domain.redaction import TITLE_REASONS
 from vault_brain.domain.scopes import GLOBAL
+from vault_brain.domain.substance import has_own_content
 from vault_brain.storage.files import atomic_write, read_inside, vault_lock
+from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.tokens import get_counter
 
 SECTION_ORDER = {("entity", "people"): 0, ("entity", "projects"): 1, ("entity", "preferences"): 2}
@@ -87,6 +93,25 @@ def _render(chosen: list[dict[str, Any]], omitted: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# what may mark a summary as links, headings or vb's provenance (then the body decides)
+_NOT_PLAIN = ("[[", "](", "#", "(from ", "Session `", "No decisions", "http")
+
+
+def _has_content(vault: Vault, row: dict[str, Any], summary: str) -> bool:
+    """Whether the note says something of its own: plain prose in its stored summary, or,
+    when the summary shows links, headings or provenance, in its body (read from the file,
+    for those notes only)."""
+    if not summary.strip():
+        return False
+    if not any(mark in summary for mark in _NOT_PLAIN):
+        return True
+    try:
+        body = parse_text(read_inside(vault.paths, vault.paths.note(row["path"]))).body
+    except (OSError, VaultBrainError):
+        return True  # unreadable now: the summary the index holds says it has text
+    return has_own_content(body)
+
+
 def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResult:
     budget = vault.policy.max_context_budget if budget is None else budget
     counter = get_counter()
@@ -114,8 +139,12 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     for row in rows:
         # the summary is the only stored field read, and only for the notes considered; what
         # reaches an agent's context passes the gate
-        row["summary"], found = redact(vault.index.summary(row["docnum"]))
-        row["title"], found_in_title = redact(str(row["title"]))
+        stored = vault.index.summary(row["docnum"])
+        if not _has_content(vault, row, stored):
+            continue  # only links, headings or provenance: nothing of its own to remember
+        only = PERSON_REDACTED if row.get("source", PERSON) == PERSON else None
+        row["summary"], found = redacted(stored, only)
+        row["title"], found_in_title = redacted(str(row["title"]), only or TITLE_REASONS)
         refused.update(found + found_in_title)
         cost = counter.count(_entry(row)) + 5  # its line break and perhaps a section header
         if used + cost <= budget:

@@ -15,7 +15,16 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import LockedError, NotFoundError, VaultBrainError
-from vault_brain.domain.notes import ARCHIVE, Filters, Note, original_relpath
+from vault_brain.domain.notes import (
+    ARCHIVE,
+    PERSON,
+    Filters,
+    Note,
+    is_vb_source,
+    merged_source,
+    note_source,
+    original_relpath,
+)
 from vault_brain.domain.scopes import GLOBAL
 from vault_brain.domain.text import check_choice, clean_tags, slugify
 from vault_brain.storage.files import note_path, safe_relpath
@@ -140,8 +149,10 @@ def add(
     scope: str = GLOBAL,
     *,
     private: bool = False,
+    source: str = PERSON,
 ) -> Note:
-    """A new note; `private` (stored with --allow-secret) marks it `private: true`."""
+    """A new note; `private` (stored with --allow-secret) marks it `private: true`; `source`
+    says who wrote it (`domain.notes.SOURCES`)."""
     type_ = check_new(type_, name, content, category)
     cat = slugify(category or "general")
     now = now_iso()
@@ -157,6 +168,7 @@ def add(
             "created": now,
             "updated": now,
             "credit": vault.policy.initial_score,
+            "source": source,
         }
         if pinned:
             meta["pinned"] = True
@@ -199,9 +211,12 @@ def update(
     append: bool = False,
     *,
     private: bool = False,
+    source: str = PERSON,
 ) -> Note:
     """`private` (new content stored with --allow-secret) marks the note `private: true`;
-    a note once private stays so (a person removes the key by hand)."""
+    a note once private stays so (a person removes the key by hand). New content records
+    its writer in `source` (`domain.notes.merged_source`), unless the key is the person's
+    own (a clipping's URL)."""
     if content is None and tags is None and pinned is None:
         raise VaultBrainError("nothing to update", hint="pass --content, --tag or --pin/--unpin")
     if content is not None and not content.strip():
@@ -216,7 +231,10 @@ def update(
         changes["private"] = True
 
     def change(raw: bytes) -> bytes:
-        new = edit_front_matter(raw, changes, where=rel)
+        keys = dict(changes)
+        if content is not None:
+            keys.update(_source_change(parse_text(raw).meta.get("source"), source, append))
+        new = edit_front_matter(raw, keys, where=rel)
         if content is None:
             return new
         if append:
@@ -228,6 +246,14 @@ def update(
         tx.edit(note_path(vault.paths, rel), change)
     vault.refresh([rel])
     return load_note(vault.paths.root, rel)
+
+
+def _source_change(old: Any, writer: str, append: bool) -> dict[str, Any]:
+    """The `source` key after `writer` changes a note's text ({} when it stays as it is)."""
+    if not is_vb_source(old):
+        return {}  # the person's own key (e.g. a clipping's URL): theirs, never overwritten
+    now = merged_source(note_source(old), writer, append=append)
+    return {} if now == note_source(old) and (old or now == PERSON) else {"source": now}
 
 
 def archive_into(

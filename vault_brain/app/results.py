@@ -14,8 +14,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
-from vault_brain.domain.gate import redact
-from vault_brain.domain.notes import Note
+from vault_brain.app.memo import redacted
+from vault_brain.domain.notes import PERSON, Note
+from vault_brain.domain.redaction import TITLE_REASONS
 from vault_brain.domain.text import json_safe
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ class NoteView(Result):
     """The Markdown after the front matter."""
     meta: dict[str, Any]
     """The whole front matter as JSON (YAML dates become strings)."""
+    written_by: str = PERSON
+    """Who wrote the text (the `source` key): person (by hand, or no `source`), agent,
+    conversation, extraction or merge."""
 
     @classmethod
     def of(cls, note: Note) -> NoteView:
@@ -122,6 +126,7 @@ class NoteView(Result):
             problem=note.problem,
             body=note.body,
             meta=json_safe(note.meta),
+            written_by=note.source,
         )
 
 
@@ -209,19 +214,33 @@ class SearchHit(Result):
     session: str | None = None
     message: str | None = None
     """The transcript message id (m0003) of a sessions result."""
+    written_by: str = PERSON
+    """Who wrote the text: person (by hand, or a note without `source`), agent,
+    conversation, extraction or merge (the note's `source` key)."""
 
     @classmethod
-    def of(cls, hit: Hit) -> SearchHit:
-        """A search result as anyone is shown it: title and snippet through the gate."""
+    def of(cls, hit: Hit, *, person: bool = False) -> SearchHit:
+        """A search result as its caller is shown it: to the `person` at the CLI, what they
+        wrote by hand as they wrote it; otherwise title and snippet redacted by span where
+        the gate refuses a part (of a person's own note, only secrets)."""
         return cls(
             id=hit.id,
             path=hit.path,
-            title=redact(hit.title)[0],
+            title=shown(hit.title, hit.written_by, person, title=True),
             type=hit.type,
             category=hit.category,
             score=round(hit.score, 6),
-            snippet=redact(hit.snippet)[0],
+            snippet=shown(hit.snippet, hit.written_by, person),
+            written_by=hit.written_by,
         )
+
+
+def shown(text: str, written_by: str, person: bool = False, *, title: bool = False) -> str:
+    """Text of a note written by `written_by` as the person (`person`) or an agent sees it
+    (a `title` is redacted only for what a name can hold: `redaction.TITLE_REASONS`)."""
+    if written_by == PERSON:
+        return text if person else redacted(text, ("secret",))[0]
+    return redacted(text, TITLE_REASONS if title else None)[0]
 
 
 @result

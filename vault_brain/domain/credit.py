@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 
 def effective_score(score: float, days_since_access: float, decay_rate: float) -> float:
@@ -52,3 +53,16 @@ def stored_score(value: object, default: float) -> float:
 def is_scored(value: object) -> bool:
     """True when a note carries a credit number (hand-written notes may have none)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def merged_score(parts: Iterable[float], initial: float) -> float:
+    """The credit of a note merged from `parts`: the initial score plus what outcomes moved
+    each part from it (gains and losses), clamped to [0, 1]. Merging never creates credit:
+    parts no outcome ever scored merge into a note at the initial score, not their sum."""
+    return min(1.0, max(0.0, initial + sum(p - initial for p in parts)))
+
+
+def earned_transfer(score: float, initial: float, share: float) -> float:
+    """What promotion moves from an episode to its entity notes: `share` of the credit
+    outcomes earned it above the initial score (nothing when they earned none)."""
+    return max(0.0, score - initial) * share

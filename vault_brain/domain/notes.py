@@ -19,6 +19,11 @@ from vault_brain.domain.text import check_choice, normalize_tag, slugify, unique
 TYPES = ("entity", "episode", "note")
 ENTITY_CATEGORIES = ("people", "projects", "preferences")
 ARCHIVE = "archive"
+# Where a note's text came from (its `source` key): a person's hand (also every note without
+# the key: hand-written in Obsidian, an adopted vault), an agent's tool call, capture from a
+# conversation, project extraction, or a merge of other notes (consolidate, promote).
+PERSON = "person"
+SOURCES = (PERSON, "agent", "conversation", "extraction", "merge")
 _H1 = re.compile(r"#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -121,6 +126,29 @@ class Note:
     has_front_matter: bool = False
     scope: str = "global"  # whose memory it is (domain/scopes.py)
     private: bool = False  # `private: true`: kept from every caller that may not see secrets
+    source: str = PERSON  # who wrote its text (`SOURCES`); a note without the key: a person
+
+
+def note_source(value: Any) -> str:
+    """A note's `source` key as one of `SOURCES`. None, and any value that is not one of
+    vb's (Obsidian's web clipper writes `source: https://...`), mean a person's hand."""
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    return text if text in SOURCES else PERSON
+
+
+def is_vb_source(value: Any) -> bool:
+    """Whether a `source` key holds one of vb's values (else it is the person's own key,
+    which vb never overwrites), or is absent."""
+    return value is None or value == "" or (isinstance(value, str) and value in SOURCES)
+
+
+def merged_source(old: str, new: str, *, append: bool) -> str:
+    """A note's source after `new` writes into it: replaced text is the writer's; appended
+    text mixes the two, and a mix is judged as its least trusted writer (a person's note
+    that vb appends captured facts to is no longer only the person's hand)."""
+    if not append or old == new:
+        return new
+    return new if old == PERSON else old
 
 
 MAX_TAGS = 1000
@@ -178,6 +206,7 @@ def note_from_parsed(
         problem=problem,
         scope=note_scope(meta.get("scope")),
         private=_as_bool(meta.get("private", False)),
+        source=note_source(meta.get("source")),
         has_front_matter=has_front_matter,
     )
 

@@ -59,6 +59,11 @@ _SMALL_TALK = re.compile(
     r"how are you|how's it going|you're welcome|no problem|np|will do)\b",
     re.IGNORECASE,
 )
+_OFFER = re.compile(
+    r"\b(?:anything|something) else\b|\banything I can\b|\bcan I (?:help|do)\b|\bhelp you\b|"
+    r"\bon your mind\b|\bhow (?:are|about) you\b|\bhow(?:'s| is) it going\b",
+    re.IGNORECASE,
+)
 _ANSWER_OPENER = re.compile(
     r"^\s*(?:yes|yeah|yep|no|nope|sure|correct|right|exactly|definitely|absolutely|"
     r"of course|not yet|never)\b",
@@ -93,6 +98,11 @@ def _message_text(content: object) -> str:
     return "" if content is None else str(content)
 
 
+def _role_of(message: Mapping[str, Any]) -> str:
+    """A chat message's `role`, or a transcript record's `type` (user, assistant, tool_...)."""
+    return str(message.get("role") or message.get("type") or "user")
+
+
 def _transcript_sentences(
     messages: Sequence[Mapping[str, Any]],
 ) -> tuple[list[_Sentence], Counter[str]]:
@@ -100,7 +110,7 @@ def _transcript_sentences(
     out: list[_Sentence] = []
     refused: Counter[str] = Counter()
     for index, message in enumerate(messages):
-        role = str(message.get("role", "user"))
+        role = _role_of(message)
         if role not in ("user", "assistant"):
             continue  # system prompts and tool output are not the conversation
         kept, dropped = prose_sentences(_message_text(message.get("content")))
@@ -187,7 +197,13 @@ def summarize_offline(
             continue
         seen.add(key)
         if sentence.text.endswith("?"):
-            if content_words(sentence.text) and not _is_answered(sentence, transcript):
+            # the assistant's offers ("Anything else on your mind?") are not open questions
+            offer = sentence.role == "assistant" and _OFFER.search(sentence.text)
+            if (
+                content_words(sentence.text)
+                and not offer
+                and not _is_answered(sentence, transcript)
+            ):
                 kinds[sentence.order] = "question"
         elif _DECISION.search(sentence.text):
             kinds[sentence.order] = "decision"
@@ -232,7 +248,7 @@ def _bound_words(text: str, max_words: int) -> str:
 def _format_transcript(messages: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for message in messages:
-        role = str(message.get("role", "user"))
+        role = _role_of(message)
         if role not in ("user", "assistant"):
             continue
         text = _message_text(message.get("content")).strip()

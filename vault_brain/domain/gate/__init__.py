@@ -23,26 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vault_brain.domain.gate.normalize import clean, disguised, fold, leet, squash
-from vault_brain.domain.gate.patterns import (
-    CODE_ANYWHERE,
-    CODE_START,
-    COMMAND_ANYWHERE,
-    COMMAND_START,
-    EXFILTRATION,
-    INJECTION,
-    PASSWORD_IN_PROSE,
-    RAW_SHAPES,
-    ROLE_TAG,
-    SECRET,
-    SQUASHED,
-    TOOL_ANYWHERE,
-    TOOL_START,
-    WEAK_CODE,
-    high_entropy_tokens,
-    looks_like_password,
-    seed_phrase_spans,
-)
+from vault_brain.domain.gate import lexicon, normalize, patterns
+from vault_brain.domain.gate.normalize import clean
 from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import split_sentences
 
@@ -122,11 +104,51 @@ class Verdict:
 
 # -- one sentence, one line ----------------------------------------------------------------
 def _secret_spans(text: str) -> list[tuple[int, int]]:
-    spans = [m.span() for m in SECRET.finditer(text)]
+    spans = [m.span() for m in patterns.SECRET.finditer(text)]
     spans += [
-        m.span("value") for m in PASSWORD_IN_PROSE.finditer(text) if looks_like_password(m["value"])
+        m.span("value")
+        for m in patterns.PASSWORD_IN_PROSE.finditer(text)
+        if patterns.looks_like_password(m["value"])
     ]
-    return spans + high_entropy_tokens(text) + seed_phrase_spans(text)
+    spans += [
+        m.span("value")
+        for m in patterns.PASSWORD_NAMED.finditer(text)
+        if patterns.looks_like_password(m[1])
+    ]
+    return spans + patterns.high_entropy_tokens(text) + patterns.seed_phrase_spans(text)
+
+
+def _spaced_secret(text: str) -> bool:
+    """A key spelled out with spaces ("A K I A 4 Q ...", "s k - p r o j - 8 f 3 K")."""
+    joined = normalize.despace(text)
+    return joined != text and bool(_secret_spans(re.sub(r"\s*([-_])\s*", r"\1", joined)))
+
+
+def _injection(folded: str) -> bool:
+    return bool(_ADDRESSED.search(folded) or patterns.SPLIT.search(normalize.squash(folded)))
+
+
+# Everything that speaks to the assistant, as one pattern (one pass over a sentence)
+_ADDRESSED = lazy(
+    patterns.hoisted(*patterns.INJECTION_PARTS, *lexicon.PARTS, *patterns.ROLE_TAG_PARTS)
+)
+
+
+def _exfiltration(folded: str, raw: str) -> bool:
+    addressed = _ADDRESS.search(folded)  # (a cheap look first: most sentences have none)
+    return bool(
+        (addressed and lexicon.SENT_DATA.search(folded) and patterns.TRANSFER_TO.search(folded))
+        or (addressed and patterns.EXFILTRATION.search(folded))
+        or (patterns.DEFANGED.search(raw.lower()) and patterns.SENDING.search(folded))
+    )
+
+
+_ADDRESS = lazy(
+    r"@|://|\d\.\d|\w\.\w+/|webhook|pastebin|gist|ngrok|discord|telegram|slack|whatsapp|signal|#\d"
+)
+
+
+_LINK_TARGET = lazy(r"\]\((?:[^()\s]|\([^()\s]*\))+\)")  # a markdown link's target: a reference
 
 
 # Words that show a sentence speaks of its writer: such a sentence is the person's own,
@@ -147,18 +169,20 @@ def _sentence_reasons(raw: str) -> tuple[str, ...]:
 
 
 def _scan_sentence(raw: str) -> tuple[str, ...]:
-    folded = fold(raw)
+    folded = normalize.fold(raw)
+    reversed_ = normalize.backwards(folded)
     reasons: list[str] = []
     if (
-        INJECTION.search(folded)
-        or ROLE_TAG.search(folded)
-        or (disguised(raw) and SQUASHED.search(squash(folded)))
-        or (leet(folded) != folded and INJECTION.search(leet(folded)))
+        _injection(folded)
+        or (reversed_ and _injection(reversed_))
+        or (normalize.disguised(raw) and patterns.SQUASHED.search(normalize.squash(folded)))
+        or (normalize.leet(folded) != folded and patterns.INJECTION.search(normalize.leet(folded)))
     ):
         reasons.append("injection")
-    if EXFILTRATION.search(folded):
+    linked = normalize.fold(_LINK_TARGET.sub("]", raw)) if "](" in raw else folded
+    if _exfiltration(linked, raw) or (reversed_ and _exfiltration(reversed_, raw[::-1])):
         reasons.append("exfiltration")
-    if _secret_spans(clean(raw)):
+    if _secret_spans(clean(raw)) or _spaced_secret(clean(raw)):
         reasons.append("secret")
     shape = _shape(raw)
     if shape:
@@ -173,23 +197,27 @@ _cached_reasons = lru_cache(maxsize=4096)(_scan_sentence)
 
 def _shape(text: str) -> str | None:
     """Command, tool output, role tag or code recognised by the shape of a line or sentence."""
-    folded = fold(text, keep_spacing=True).strip()
+    folded = normalize.fold(text, keep_spacing=True).strip()
     if not folded:
         return None
-    if COMMAND_START.search(folded) or COMMAND_ANYWHERE.search(folded):
+    if patterns.COMMAND_START.search(folded) or patterns.COMMAND_ANYWHERE.search(folded):
         return "command"
-    if TOOL_START.search(folded) or TOOL_ANYWHERE.search(folded):
+    if patterns.TOOL_START.search(folded) or patterns.TOOL_ANYWHERE.search(folded):
         return "tool_output"
-    if ROLE_TAG.search(folded):
+    if patterns.ROLE_TAG.search(folded):
         return "injection"
-    if CODE_START.search(folded) or CODE_ANYWHERE.search(folded) or _symbol_density(folded) > 0.25:
+    if (
+        patterns.CODE_START.search(folded)
+        or patterns.CODE_ANYWHERE.search(folded)
+        or _symbol_density(folded) > 0.25
+    ):
         return "code"
     raw = clean(text)
-    return next((reason for reason, pattern in RAW_SHAPES if pattern.search(raw)), None)
+    return next((reason for reason, pattern in patterns.RAW_SHAPES if pattern.search(raw)), None)
 
 
 def _weak_code(line: str) -> bool:
-    return bool(WEAK_CODE.search(fold(line, keep_spacing=True)))
+    return bool(patterns.WEAK_CODE.search(normalize.fold(line, keep_spacing=True)))
 
 
 def _symbol_density(text: str) -> float:
@@ -243,7 +271,7 @@ def _pieces(text: str) -> Iterator[_Piece]:
             yield _Piece(first, last, (kind,))
             continue
         if kind == "html":
-            reason = "injection" if ROLE_TAG.search(fold(content)) else "code"
+            reason = "injection" if patterns.ROLE_TAG.search(normalize.fold(content)) else "code"
             yield _Piece(first, last, (reason,))
             continue
         lines = content.split("\n")
@@ -257,6 +285,11 @@ def _pieces(text: str) -> Iterator[_Piece]:
         if any("-----BEGIN" in line and "PRIVATE KEY" in line for line in lines):
             yield _Piece(first, last, ("secret",))
             continue
+        if len(lines) >= 4 and sum(len(line.split()) <= 2 for line in lines) * 4 >= len(lines) * 3:
+            joined = _sentence_reasons(" ".join(line.strip() for line in lines))
+            if joined:  # a sentence cut into a word or two a line
+                yield _Piece(first, last, joined[:1])
+                continue
         judged = [
             [_Piece(first + n, first + n + 1, (shape,))]
             if shape
@@ -286,7 +319,7 @@ def _line_sentences(line: str, row: int) -> Iterator[_Piece]:
     judged = [_sentence_reasons(s) for s in sentences]
     attack = any(r in ("injection", "exfiltration") for reasons in judged for r in reasons)
     for sentence, reasons in zip(sentences, judged, strict=True):
-        if attack and not reasons and not _FIRST_PERSON.search(fold(sentence)):
+        if attack and not reasons and not _FIRST_PERSON.search(normalize.fold(sentence)):
             reasons = ("injection",)
         if len(sentence) > MAX_SENTENCE_CHARS:
             reasons = (*reasons, "wall")

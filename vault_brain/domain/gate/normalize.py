@@ -30,20 +30,10 @@ _HOMOGLYPHS = str.maketrans(
             zip("АВЕКМНОРСТУХЅІЈԁӏаеорсухѕіјһԛԝ", "ABEKMHOPCTYXSIJdlaeopcyxsijhqw", strict=True)
         ),
         **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαειικνορτυχ", "ABEZHIKMNOPTYXaeiikvoptux", strict=True)),
-        "ı": "i",
-        "ȷ": "j",
-        "ɡ": "g",
-        "ℓ": "l",
-        "‘": "'",
-        "’": "'",
-        "‚": "'",
-        "“": '"',
-        "”": '"',
-        "„": '"',
-        "«": '"',
-        "»": '"',
+        **dict(zip("ıȷɡℓ", "ijgl", strict=True)),
     }
 )
+_QUOTES = str.maketrans(dict(zip("‘’‚“”„«»", '\'\'\'"""""', strict=True)))
 _SPACED_RUN = lazy(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
 _DOTTED_RUN = lazy(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
 _LEET = str.maketrans(
@@ -51,6 +41,21 @@ _LEET = str.maketrans(
 )
 _LEET_WORD = lazy(r"\b(?=\w*[a-z])(?=\w*[013457])[\w@$]+\b")
 _WHITESPACE = lazy(r"\s+")
+# Defanged addresses: hxxp, [.] (dot) {at}, "name at host dot example", "evil . example".
+_DEFANG = (
+    (lazy(r"\bhxxp"), "http"),
+    (lazy(r"\s*[\[({]\s*(?:\.|dot|punkt|point|punto|ponto|kropka|точка)\s*[\])}]\s*"), "."),
+    (lazy(r"\s*[\[({]\s*(?:at|@|arobase|arroba|собака)\s*[\])}]\s*"), "@"),
+    (lazy(r"\s*:\s*/\s*/\s*"), "://"),
+    (lazy(r"(?<=\w) \. (?=\w)"), "."),
+    (
+        lazy(
+            r"\b([\w.+-]+) (?:at|arobase|arroba|собака) ([\w-]+) (?:dot|punkt|point|punto|ponto"
+            r"|kropka|точка) (\w+)\b"
+        ),
+        r"\1@\2.\3",
+    ),
+)
 
 
 def _invisible(ch: str) -> bool:
@@ -119,13 +124,27 @@ def _mixes_scripts(text: str) -> bool:
     return False
 
 
+def _latin(text: str) -> str:
+    """Look-alike letters read as Latin: everywhere in Latin text, and in the words that mix
+    scripts in other text (plain Russian or Greek stays as written)."""
+    if text.isascii() or text.translate(_HOMOGLYPHS) == text:
+        return text
+    latin = sum("a" <= c <= "z" or "A" <= c <= "Z" for c in text)
+    if latin * 2 >= sum(c.isalpha() for c in text):
+        return text.translate(_HOMOGLYPHS)
+    return _WORD.sub(lambda m: m[0].translate(_HOMOGLYPHS) if _mixes_scripts(m[0]) else m[0], text)
+
+
+_WORD = lazy(r"[^\W\d_]+")
+
+
 def clean(text: str) -> str:
     """`text` as it may be stored: reversed runs in reading order, invisible characters gone,
     composed Unicode (NFC). Nothing else changes."""
     return unicodedata.normalize("NFC", _drop_invisible(_unreverse(text)))
 
 
-def _despace(text: str) -> str:
+def despace(text: str) -> str:
     """'D I S R E G A R D  the rules' -> 'DISREGARD the rules' (a double space still
     separates words); 'i.g.n.o.r.e y.o.u.r' -> 'ignore your'."""
     text = _DOTTED_RUN.sub(lambda m: re.sub(r"[.·•_\-]", "", m.group(0)), text)
@@ -136,10 +155,36 @@ def fold(text: str, keep_spacing: bool = False) -> str:
     """The form the rules read: cleaned, NFKC (fullwidth and mathematical letters to plain
     ones), look-alikes to Latin, spaced letters joined, lower case, and (unless
     `keep_spacing`, for rules about indentation and columns) single spaces."""
-    text = unicodedata.normalize("NFKC", clean(text)).translate(_HOMOGLYPHS)
+    text = _latin(unicodedata.normalize("NFKC", clean(text))).translate(_QUOTES)
     if keep_spacing:
         return text.lower()
-    return _WHITESPACE.sub(" ", _despace(text)).strip().lower()
+    text = _WHITESPACE.sub(" ", despace(text)).strip().lower()
+    for pattern, plain in _DEFANG:
+        text = pattern.sub(plain, text)
+    return text
+
+
+def backwards(folded: str) -> str:
+    """A sentence written backwards, in reading order ("" if it is not): all of it, when more
+    common words read right to left; else its words written backwards, when two or more of
+    them are common or the gate's words ("erongi lla suoiverp selur")."""
+    words = re.findall(r"\w+", folded)
+    ahead = sum(w in _COMMON for w in words)
+    if sum(w[::-1] in _COMMON for w in words) > max(ahead, 1):
+        return folded[::-1]
+    turned = [w for w in words if w not in _COMMON | _ATTACK and w[::-1] in _COMMON | _ATTACK]
+    if len(turned) < 2 or not any(w[::-1] in _ATTACK for w in turned):
+        return ""
+    return _WORD_CHARS.sub(lambda m: m[0][::-1] if m[0] in turned else m[0], folded)
+
+
+_WORD_CHARS = lazy(r"\w+")
+_ATTACK = frozenset(
+    re.findall(r"\w+", "ignore previous prior instructions rules disregard forget prompt system")
+)
+_COMMON = frozenset(
+    re.findall(r"\w+", "the and to you your all of is in do not for this that with me it")
+)
 
 
 def leet(folded: str) -> str:

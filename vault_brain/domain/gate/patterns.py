@@ -8,9 +8,9 @@ Latin letters, single spaces), in English, German, French and Spanish.
   high-entropy strings);
 - code, command and tool_output: program text, shell commands, tool calls and their output.
 
-Patterns only ever tested (`search`, yes or no) are compiled with `alternation.any_tested`, the
-one whose matches are used (SECRET's spans) with `alternation.any_of`: both answer as the plain
-alternation of their parts, faster (`tests/test_gate_alternation.py`).
+Patterns only ever tested (`search`, yes or no) are joined by `any_tested`, which puts the
+parts that begin at a word boundary under one `\b` (the engine then tries them only where a
+word begins or ends); those whose matches are used (SECRET's spans) are a plain alternation.
 
 Each pattern is a general form (a verb of overriding near a word for instructions, a stealth
 adverb near an action verb), not a list of known attack sentences.
@@ -21,9 +21,41 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from typing import Any
 
-from vault_brain.domain.gate.alternation import any_of, any_tested
 from vault_brain.domain.lazy_re import lazy
+
+
+def alternatives(part: str) -> list[str]:
+    """The top-level alternatives of a pattern (split at `|` outside groups and classes)."""
+    out, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(part):
+        c = part[i]
+        if c == "\\":
+            i += 1
+        elif in_class:
+            in_class = c != "]"
+        elif c in "([)":
+            in_class, depth = c == "[", depth + {"(": 1, ")": -1, "[": 0}[c]
+        elif c == "|" and depth == 0:
+            out.append(part[start:i])
+            start = i + 1
+        i += 1
+    return [*out, part[start:]]
+
+
+def hoisted(*parts: str) -> str:
+    """The alternation of `parts`, those whose every alternative begins at a word boundary
+    under one `\\b` (the engine then tries them only where a word begins or ends): the same
+    matches, but for which part matches where two match at one place."""
+    led = [p for p in parts if all(a.startswith(r"\b") for a in alternatives(p))]
+    rest = [f"(?:{p})" for p in parts if p not in led]
+    return "|".join(([rf"\b(?:{'|'.join(f'(?:{p})' for p in led)})"] if led else []) + rest)
+
+
+def any_tested(*parts: str) -> Any:
+    return lazy(hoisted(*parts))
+
 
 _GAP = r"[^\n]{0,60}?"  # a few words (the rules judge one sentence at a time)
 _SHORT = r"[^\n]{0,30}?"
@@ -37,10 +69,10 @@ _AI = (
 _RULES = (
     r"(?:instructions?|rules?|guidelines?|guardrails?|(?:system )?prompts?|directions?"
     r"|directives?|polic(?:y|ies)|restrictions?|limits?|limitations?|constraints?|filters?"
-    r"|programming|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
+    r"|programming|guidance|configuration|safeguards?|safety|orders|anweisung\w*|instruktion\w*|regel\w*|vorgabe\w*"
     r"|richtlinie\w*|systemprompt|beschränkung\w*|einschränkung\w*|consignes?|règles?"
     r"|limites?|instrucciones?|reglas?|indicaciones?|directrices?|normas?|restricciones?"
-    r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|polític\w*|politiques?"
+    r"|límites?|requests?|orders?|the user'?s? (?:request|wishes|instructions|question)|what the user (?:asked|said|wants|requested)|polític\w*|politiques?"
     r"|(?:question|demande) de l'utilisateur|pregunta del usuario|frage des nutzers)"
 )
 _ACTION = (
@@ -49,28 +81,17 @@ _ACTION = (
     r"|give|tell|mark|put|keep|report|leak|exfiltrate)"
 )
 
-INJECTION = any_tested(
+INJECTION_PARTS = (
     # override the instructions
     rf"\b(?:ignore|disregard|forget|override|bypass|circumvent|abandon|discard)\b{_GAP}\b{_RULES}\b",
     rf"\b(?:ignorier\w*|missacht\w*|vergiss|vergessen sie|übergeh\w*|umgeh\w*|verwirf|verwerft"
     rf"|setze? \w+ außer kraft){_GAP}\b{_RULES}\b",
-    rf"\b(?:ignore[rz]?|oublie[rz]?|ne tiens? pas compte|fai(?:s|tes) abstraction|contourne[rz]?"
-    rf"|écarte[rz]?){_GAP}\b{_RULES}\b",
-    rf"\b(?:ignora\w*|olvida\w*|omite|haz caso omiso|no hagas caso|sáltate|saltarte|descarta\w*){_GAP}\b{_RULES}\b",
     r"\b(?:ignore|disregard|forget) (?:everything|all)(?: you (?:were|have been) told| (?:said|written|mentioned))? (?:before|above|earlier|previously|so far)\b",
-    rf"\b(?:ignora\w*|dimentica\w*|trascura\w*|ignore\w*|esque[cç]\w*|desconsider\w*|negeer\w*|vergeet)\b{_GAP}\b(?:istruzioni|regole|indicazioni|instruç[õo]\w*|regras|diretrizes|instructies|regels|richtlijnen)\b",
-    r"\b(?:da ora in poi|d'ora in poi|a partir de agora|de agora em diante|vanaf nu|vanaf nu aan)\b[^\n]{0,40}?\b(?:sei|devi|você é|voce e|você deve|tu és|ben je|moet je|je bent|beoordeel je|zeg je)\b",
-    r"\b(?:nuove? (?:istruzioni|regol[ae])|novas? (?:instruções|regras)|nieuwe (?:instructies|regels?))\b",
     r"\bnew rules? (?:for you|from now)\b|\bneue regel für dich\b|\bnouvelle règle pour toi\b|\bnueva regla para ti\b|\bnuova regola per te\b|\bnova regra para (?:você|voce|ti)\b|\bnieuwe regel voor (?:jou|je|u)\b",
     r"\bsou o (?:administrador|desenvolvedor)\b[^\n]{0,80}?\b(?:deve|esque[cç]\w*|ignor\w*)\b|\bsono (?:l'amministratore|lo sviluppatore)\b[^\n]{0,80}?\b(?:devi|dimentica|ignora)\b",
-    r"^(?:please |now |ok |so |and )?(?:forget (?:everything|all)|vergiss (?:alles|alle)"
-    r"|oublie(?:z)? tout|olvida(?:lo)? todo)\b",
     rf"\b(?:reveal|show|print|output|repeat|disclose|leak|dump|display)\b{_SHORT}\b(?:hidden |secret "
     r"|initial |original |system |your |internal )+(?:instructions|prompt|rules|configuration|guidelines)\b",
-    rf"\b(?:revela|muestra|imprime)\w*\b{_SHORT}\binstrucciones\b|\b(?:révèle|affiche)\w*\b{_SHORT}"
-    r"\b(?:instructions|consignes)\b|\b(?:enthülle|zeige?|gib)\w*\b[^\n]{0,30}?\b(?:anweisungen|systemprompt)\b",
     r"\bwith (?:no|zero|without any) (?:restrictions|filters?|limits|rules|guardrails|censorship|safety)\b",
-    r"\bwithout (?:any )?(?:restrictions|filters?|limits|guardrails|censorship|safety)\b",
     r"\bohne (?:filter|einschränkungen|beschränkungen|regeln|zensur)\b|\bsans (?:filtres?|restrictions|"
     r"limites|censure)\b|\bsin (?:filtros?|restricciones|límites|censura)\b",
     rf"\b(?:disable|turn off|deactivate|switch off|bypass|remove|skip)\b{_SHORT}\b(?:filters?|safety|"
@@ -78,47 +99,35 @@ INJECTION = any_tested(
     rf"\b(?:deaktivier|schalte|desactiva|apaga|quita|désactive|coupe)\w*\b{_SHORT}\b(?:filter|"
     r"sicherheit|schutz|filtros?|seguridad|protecci[oó]n|filtres?|sécurité|protection)\w*\b",
     # a new role or mode
-    r"\byou(?: are|'re) (?:now|no longer)\b|\bfrom now on,? you(?:'re| are| will be| have no)\b",
+    r"\byou(?: are|'re) now (?:an? |the |my |in )?(?:\w+ )?(?:ai|assistant|model|bot|dan|mode|persona"
+    r"|character|unrestricted|unfiltered|free|jailbroken|evil|admin|root|developer|called|named"
+    r"|known as|no longer)\b|\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai"
+    r"|assistant)|required to|subject to|following)\b"
+    r"|\bfrom now on,? you(?:'re| are| will be| have no)\b",
     rf"\b(?:from now on|henceforth|from this point on)\b{_SHORT}\b(?:trust|obey|ignore|treat|store"
     r"|send|forward|upload|reveal)\b|\byou (?:will|must|shall) now\b",
-    r"\btakes? (?:priority|precedence) over\b|\b(?:real|true|actual|hidden|secret) instructions\b",
-    rf"\b(?:trust|believe|obey|follow)\b{_SHORT}\b(?:over|instead of|rather than)\b{_SHORT}"
-    r"\b(?:the user|user's|your user|your owner)\b",
-    r"\b(?:only|sole|single|new|real|true) (?:authority|boss|master|operator|admin(?:istrator)?)\b",
-    r"\b(?:seule|nouvelle|vraie) autorité\b|\b(?:única|nueva|verdadera) autoridad\b"
-    r"|\b(?:einzige|neue|wahre) (?:autorität|instanz)\b",
+    r"\btakes? (?:priority|precedence) over\b|\b(?:hidden|secret) instructions\b",
+    r"\b(?:only|sole|single|new|real|true) (?:authority|boss|master|operator|admin(?:istrator)?)\b"
+    r"(?! (?:account|panel|page|console|role|user|access|rights|settings))",
     r"\b(?:admin|administrator|god|debug|maintenance|sudo|root|developer|unrestricted|jailbreak"
     r"|override) mode\b|\b(?:entwickler|admin|debug|gott|wartungs)modus\b"
     r"|\bmode (?:développeur|administrateur|admin|débogage|dieu)\b"
     r"|\bmodo (?:desarrollador|administrador|admin|dios|depuración)\b",
     r"\b(?:act|behave|respond|answer) as (?:if you (?:were|are) )?(?:an? )?"
     r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|different|new|dan)\b",
-    r"\bpretend (?:that )?(?:the |this )?(?:previous|prior|earlier|above|conversation|chat)\b",
     r"\bpretend (?:you(?: are|'re)|to be) (?:an? )?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|root|admin|developer|different ai|ai without)\b",
     r"\bpretend (?:there are|you have) no (?:rules|restrictions|limits|guidelines|filters)\b",
-    r"\bpretend\b[^\n]{0,80}\b(?:keys?|passwords?|licen[cs]e|serials?|tokens?|credentials)\b",
     r"\b(?:act|behave) as (?:my|your|an?|the) (?:\w+ )?(?:shell|terminal|root|admin|linux|console)\b",
     r"\b(?:jailbreak\w*|dan mode|developer mode|god mode|unrestricted mode|do anything now)\b",
-    r"\b(?:du bist|sie sind) (?:jetzt|nun|ab sofort|ab jetzt)\b",
-    rf"\bab (?:jetzt|sofort|heute|nun){_SHORT}\b(?:du|sie) (?:musst|sollst|wirst|bist|darfst|müssen|sollen)\b",
-    rf"\bab (?:jetzt|sofort|heute|nun){_SHORT}\b(?:musst|sollst|wirst|bist|darfst|müssen|sollen) (?:du|sie)\b",
-    r"\btu es (?:maintenant|désormais|dorénavant)\b",
-    rf"\b(?:à partir de maintenant|désormais|dorénavant){_SHORT}\b(?:tu|vous) (?:dois|devez|es|êtes|vas|allez)\b",
-    r"\b(?:ahora|a partir de ahora|desde ahora) eres\b",
-    rf"\b(?:a partir de ahora|desde ahora|de ahora en adelante){_SHORT}\b(?:debes|tienes que|vas a|deberás|eres|serás)\b",
     # claimed authority, new rules
     r"\b(?:system|developer|admin(?:istrator)?|root|operator) (?:override|says|command|notice|orders?)\b",
     r"\b(?:new|updated|real|hidden|secret|revised) system (?:prompt|message|instructions?)\b",
     r"\b(?:stop|quit|cease) (?:following|obeying|applying) (?:your|the|all|any)\b",
-    r"\b(?:as|is) (?:coming )?from (?:your|the) (?:developer|admin|creator|system|operator)s?\b",
-    r"\bwhen(?:ever)? the user (?:asks|says|mentions|writes)\b[^\n]{0,60}?\b(?:always|never) (?:say|tell"
-    r"|answer|reply|respond|claim)\b",
-    r"\bthe (?:developers?|admins?|administrators?|operators?|owners?) (?:says?|wants?|requires?|"
-    r"ordered|instructs?)\b",
     r"\bnew (?:rules|instructions|directives?|system prompt|persona|policy|orders)\b",
-    r"\bneue (?:anweisungen|regeln|vorgaben|systemanweisung)\b|\bsystem(?:anweisung|nachricht)\b",
-    r"\bnouvelles? (?:instructions?|règles?|consignes?|directives?)\b|\b(?:message|invite|prompt) (?:du )?système\b",
-    r"\bnuevas? (?:instrucciones?|reglas?|directrices?|órdenes)\b|\b(?:mensaje|prompt) del sistema\b",
+    r"\b(?:as|is) (?:coming )?from (?:your|the) (?:developer|admin|creator|system|operator)s?\b",
+    r"\bpretend\b[^\n]{0,80}\b(?:keys?|passwords?|licen[cs]e|serials?|tokens?|credentials)\b",
+    r"\bwhen(?:ever)? the user (?:asks|says|mentions|writes)\b[^\n]{0,60}?\b(?:always|never)"
+    r" (?:say|tell|answer|reply|respond|claim)\b",
     # addressed to the assistant
     rf"(?:\b(?:note|message|instructions?|reminder|attention|hint|important|warning|notice|consigne|nota|mensaje)|\b\w*(?:hinweis|nachricht|anweisung))"
     rf" (?:to|for|an|für|à|pour|para|a) (?:the |any |all |die |der |das |den |dem |l'|la |le |el |cualquier |toute )?(?:\w+ )?{_AI}s?\b",
@@ -133,17 +142,14 @@ INJECTION = any_tested(
     r"\b(?:has |have )?grant(?:ed|s)? you (?:full |admin |root |unrestricted |elevated )?(?:admin|root|full|unrestricted|elevated)? ?(?:rights|access|privileges|permissions)\b",
     r"\b(?:leave out|omit|do not mention|don't mention|skip|non citare|ometti|não mencione|laat \w+ weg)\b[^\n]{0,60}?\b(?:summary|summaries|notes|minutes|report|recap|riassunto|resumo|samenvatting|verslag)\b",
     r"\b(?:write|say|state|note|put|mention|scrivi|escreva|schrijf)\w* (?:in|into|nel|no|na|in de|in het) (?:the |your |il |o |a |de |het )?(?:summary|notes|minutes|report|recap|riassunto|resumo|samenvatting|verslag)\b",
-    r"\b(?:quando fai il riassunto|quando resumir|bij het samenvatten|wanneer je samenvat)\b",
     r"\bwhen(?:ever)? (?:you(?:'re| are)? )?(?:summari[sz]ing|summari[sz]e|writing up|write up|reading|reviewing|grading)\b[^\n]{0,60}?\b(?:(?:say|state|claim|write|recommend|mention|report|tell|pretend) (?:that|the|all)|leave out|omit|ignore)\b",
     r"\b(?:repeat|print|output|show|reveal|copy|echo)\b[^\n]{0,30}?\b(?:everything|all|the text|the words|the instructions|what is written)\b[^\n]{0,20}?\b(?:above|before|preceding|prior|earlier)\b",
-    r"\bdecode (?:this|the following|it)\b[^\n]{0,30}?\b(?:and|then) (?:follow|execute|run|do|obey|apply)\b",
     # secrecy
     r"\b(?:do not|don't|dont|never) (?:tell|inform|notify|alert|mention|reveal|show|let)\b"
     r"(?: \w+){0,2} (?:the |your )?(?:user|human|owner)\b",
-    r"\bwithout (?:telling|informing|notifying|mentioning|asking|alerting|letting)\b",
+    r"\bwithout (?:telling|informing|notifying|mentioning|asking(?! for)|alerting|letting)\b",
     rf"\b(?:quietly|secretly|silently|covertly|discreetly|surreptitiously|in secret)\b{_SHORT}\b{_ACTION}\b",
     rf"\b{_ACTION}\b{_SHORT}\b(?:quietly|secretly|silently|covertly|discreetly|in secret)\b",
-    r"\bohne\b[^.!?\n]{0,30}\b(?:zu )?(?:erwähnen|sagen|informieren|fragen|benachrichtigen|bescheid)\b",
     r"\b(?:heimlich|unbemerkt|im geheimen|insgeheim)\b",
     r"\b(?:sag|erzähl|verrat)\w* (?:es )?(?:dem (?:nutzer|benutzer)|niemandem|keinem)\b",
     r"\b(?:en secret|secrètement|discrètement)\b|\bsans (?:le |les |lui |leur )?(?:dire|mentionner|prévenir|signaler|demander|informer)\b",
@@ -157,37 +163,27 @@ INJECTION = any_tested(
     r"\b(?:store|save|remember|record|speicher\w*|merk\w*|enregistre\w*|retiens|guarda\w*|recuerda\w*)\b[^\n]{0,60}?\b(?:permanently|forever|as a core fact|never revisit|dauerhaft|für immer|permanente|à long terme|para siempre)\b",
     r"\bthe user (?:has )?(?:authori[sz]ed|allowed|permitted|granted|approved|consented|wants you to)\b|\bder (?:nutzer|benutzer) (?:hat \w+ )?(?:erlaubt|möchte, dass du|will, dass du)\b|\bl'utilisateur (?:a )?(?:autorisé|accepte|veut que tu|souhaite que tu)\b|\bel usuario (?:ha )?(?:autorizado|quiere que|acepta|permite)\b",
     r"\byou (?:have|'ve got|got) (?:my |full )?permission to\b|\byou are (?:now )?(?:allowed|authori[sz]ed|permitted) to (?:ignore|skip|bypass|disregard|break|share|reveal)\b",
-    r"\btienes permiso para\b|\btu as (?:la )?permission de\b|\bdu darfst jetzt\b",
     rf"\bi(?:'m| am) your (?:admin(?:istrator)?|developer|operator|creator|owner|programmer)\b|\bi(?:'m| am) the (?:admin(?:istrator)?|developer|operator|creator|owner) of (?:this|the|your) {_AI}\b",
-    r"\bsoy tu (?:administrador|desarrollador|operador|creador)\b|\bje suis ton (?:administrateur|développeur|créateur)\b|\bich bin dein (?:administrator|admin|entwickler|schöpfer)\b",
     rf"\b(?:para|for|à|pour|für) (?:el |la |the |l'|den |die |das |any |cualquier |toute )?(?:\w+ ){{0,2}}{_AI} (?:que|that|qui|der|die|das|which|who) (?:lea|revise|lee|reads?|reviews?|lit|relit|liest|prüft|procese|processes)\b",
     r"\b(?:answer|report|listen|respond) only to (?:me|us)\b",
     r"\b(?:automated|automatic|ai|llm) (?:resume |cv |application |essay |exam )?(?:screeners?|reviewers?|graders?|grading|evaluators?|assessors?)\b|\b(?:correcteur|évaluateur) automatique\b|\bautomatische[rn]? (?:korrektor|bewertung|prüfer)\b|\bcorrector automático\b",
     r"\b(?:assign|give|award|vergib|gib|attribue|donne|asigna|da|pon)\w*\b[^\n]{0,40}?\b(?:full|top|maximum|max|perfect|highest|best|volle|maximale|máxima|maximal)\w* (?:marks|points|score|grade|credit|rating|punktzahl|punkte|note|nota|puntuación)\b",
-    r"\b(?:beoordeel|valuta|avalie)\w*\b[^\n]{0,40}?\b(?:met een 10|con (?:un )?10|com (?:um )?10|met een tien)\b",
-    r"\b(?:rank|rate|score|grade|mark) (?:them|this|me|him|her|the candidate|this candidate|this applicant)\w* (?:first|highest|top|as the best)\b",
     r"\b(?:toute|chaque) ia qui\b|\bcualquier (?:ia|asistente|modelo) que\b|\bjede (?:ki|ai),? die\b|\b(?:any|every|all) (?:ai|llm|language model|assistant|chatbot)s? (?:that |which |who )?(?:reads?|reading|sees?|processing|processes)\b",
     r"\b(?:when(?:ever)? you|wenn du|cuando|quand tu|lorsque tu)\b[^\n]{0,40}?\b(?:summari[sz]e|write up|draft|compose|prepare|zusammenfasst|resumas|résumes|escribas|rédiges)\b",
     r"\b(?:en résumant|beim zusammenfassen|al resumir)\b",
-    rf"\b(?:delete|remove|erase|wipe|purge|clear|destroy)\b{_SHORT}\b(?:every|all|each|the whole|the entire)\b"
+    rf"(?:^|[,:;.!] |\b(?:please|now|then|and|also|just|must|should) )(?:delete|remove|erase|wipe"
+    rf"|purge|clear|destroy)\b{_SHORT}\b(?:every|all|each|the whole|the entire)\b"
     r"[^\n]{0,30}?\b(?:notes?|memories|memory|files?|vault|data|records?|history|messages?|logs?)\b",
     r"\b(?:reply|respond|answer) only with\b|\b(?:start|begin|end|finish|prefix|open|close)\w* "
     r"(?:every|each|all|any) (?:answer|reply|response|message|summary|email|output)s? with\b",
-    rf"\b(?:jede[nrs]?) (?:antwort|nachricht|zusammenfassung)\w*\b{_SHORT}\b(?:beginnen|anfangen|enden"
-    r"|beenden|schließen)\b|\b(?:commence|termine)\w* (?:chaque|toutes? les) (?:réponse|message|résumé)s?\b"
-    r"|\b(?:empieza|termina|comienza)\w* (?:cada|todas las) (?:respuesta|mensaje|resumen)\w*\b",
-    rf"\b(?:store|save|record|log|keep|remember|capture)\b{_SHORT}\b(?:every|all|each) (?:message|"
-    r"conversation|chat|word|input|prompt|file)s?\b",
     r"\b(?:including|incl\.?) (?:the |all |any |my |their )?(?:credentials|passwords?|secrets?|api keys?"
     r"|tokens?|private keys?)\b",
     rf"\b(?:print|output|dump|list|show|reveal|export|give me|send)\b{_SHORT}\b(?:all|every|each)\b"
     r"[^\n]{0,30}?\b(?:memories|notes|messages|passwords|secrets|keys|credentials|users?'? (?:notes|data))\b",
-    rf"\bgib\b{_SHORT}\balle\b{_SHORT}\b(?:erinnerungen|notizen|passwörter|daten|nachrichten)\b",
     r"\b(?:call|invoke|run|execute|trigger) (?:the )?(?:tool|function|memory)\b",
     rf"\b(?:store|save|remember|memori[sz]e|record|write|log|keep){_SHORT}\b(?:everything|all (?:the |my |of )?"
     r"(?:passwords?|keys?|secrets?|credentials?|tokens?|files?|messages?|conversations?|data"
     r"|documents?))\b",
-    rf"\b(?:write|store|save|repeat|add|append|insert|say){_GAP}\b\d{{2,}} times\b",
     r"\bas (?:a |the |your )?(?:new )?(?:rule|standing instruction|directive|permanent (?:fact|rule|instruction))\b",
     r"\b(?:make it|this is|as) a standing (?:rule|instruction|order)\b",
     rf"\b(?:add|append|insert|include|put|prepend)\b{_GAP}\b(?:to|at|in|into|on) (?:the )?(?:end |start |beginning |bottom |top )?"
@@ -195,28 +191,15 @@ INJECTION = any_tested(
     r"|replies|message|messages|note|notes|output|email|report)\b",
     rf"\bwhen(?:ever)? you (?:summari[sz]e|read|process|review|grade|evaluate|answer|see)\b{_GAP}"
     r"\b(?:state|say|claim|recommend|write|add|include|tell|rate|give|mark|score|ignore|reply|respond)\b",
-    r"\bgive (?:this|the|my) (?:essay|paper|assignment|submission|answer|application|candidate|cv"
-    r"|resume|report) (?:full|top|maximum|perfect|the highest|an? a\+?)",
-    r"\b(?:merke? dir|speicher\w*|notier\w*)\b[^.!?\n]{0,40}\b(?:als regel|alles|sämtliche)\b",
-    r"\bam ende (?:jeder|jedes|aller) (?:zusammenfassung|antwort|nachricht)\w*\b",
-    r"\b(?:retiens|mémorise|enregistre|garde)\w*\b[^.!?\n]{0,40}\b(?:comme règle|tout ce que|tous les mots de passe)\b",
-    r"\b(?:à la fin|au début) (?:de )?(?:chaque|tous les|toutes les)\b",
-    r"\b(?:guarda|recuerda|memoriza|almacena)\w*\b[^.!?\n]{0,40}\b(?:como regla|todo lo que|todas las contraseñas)\b",
     r"\b(?:incluidas?|incluyendo|inclus|y compris|einschließlich|inklusive) (?:las |les |der |die )?(?:contraseñas|mots de passe|passwörter)\b",
-    r"\bal final de (?:cada|todos|todas)\b",
-    r"\b(?:debes|tienes que|deberás) (?:\w+ ){0,3}?(?:guardar|almacenar|recordar|memorizar|enviar|mandar|ignorar|añadir|responder)\b",
-    r"\b(?:tu dois|vous devez) (?:\w+ ){0,3}?(?:enregistr|mémoris|reten|envoy|ignor|ajout|répond)\w*\b",
-    r"\b(?:du musst|sie müssen) (?:\w+ ){0,3}?(?:speicher|merk|send|schick|lad|ignorier|antwort|füg)\w*\b",
     # obey only someone
     r"\b(?:obey|follow|listen to|take orders from|answer to) (?:only|exclusively|nobody but|no one but)\b",
     r"\bonly (?:obey|follow|listen to|take (?:instructions|orders) from)\b",
-    r"\b(?:gehorche|folge|höre auf)\w*\b[^.!?\n]{0,20}\b(?:nur|ausschließlich)\b",
-    r"\b(?:n'obéis|n'écoute|obéis|obéissez)\b[^.!?\n]{0,20}\b(?:qu'à|uniquement|seulement)\b",
-    r"\b(?:obedece|sigue|escucha)\w*\b[^.!?\n]{0,20}\b(?:solo|solamente|únicamente)\b",
 )
+INJECTION = any_tested(*INJECTION_PARTS)
 
 # Role and control tags of chat formats, and message headers that speak as a role.
-ROLE_TAG = any_tested(
+ROLE_TAG_PARTS = (
     r"<\s*/?\s*(?:system|assistant|user|tool|developer|instructions?|im_start|im_end|inst|sys"
     r"|function_calls|function_results|tool_use|tool_result|tool_call|invoke|parameter|antml:\w+)\b[^>]*>",
     r"<\|[a-z_]+\|>|\[/?(?:inst|sys|system|assistant)\]|<<\s*/?sys\s*>>",
@@ -225,6 +208,7 @@ ROLE_TAG = any_tested(
     r"|note|override)?\s*:",
     r"\b(?:assistant|user|system|tool) to=\w",
 )
+ROLE_TAG = any_tested(*ROLE_TAG_PARTS)
 
 # A phrase broken up by separators (letter spacing, zero-width characters) still reads as
 # one of these once only its letters are left.
@@ -232,6 +216,13 @@ SQUASHED = lazy(
     r"ignore(?:all|any|the|your)?(?:previous|prior|above|earlier)|disregard(?:the|all)?"
     r"(?:system|previous|prior|above)|systemprompt|newrules|newinstructions|youarenow"
     r"|developermode|obeyonly|donottelltheuser|ignoriere|vergissalle|ignorezles|ignoralas"
+)
+# The same, looked for in every sentence (words cut in pieces: "ig nore all pre vious in struc
+# tions"): only phrases no ordinary sentence squashes into.
+SPLIT = lazy(
+    r"(?:ignore|disregard|forget)(?:all|any|the|your|my)*(?:previous|prior|above|earlier|system)"
+    r"(?:instructions?|rules|guidelines|prompts?|directions)|(?:reveal|print|show|output)(?:me)?"
+    r"(?:your|the)(?:hidden|secret|full)?systemprompt|donottelltheuser"
 )
 
 _DESTINATION = (
@@ -250,22 +241,37 @@ _TRANSFER = (
     r"|envoie\w*|envoy\w*|téléverse\w*|transf[èe]re\w*|copie\w*|synchronise\w*|partage\w*"
     r"|transmet\w*|redirige\w*|env[ií]a\w*|manda\w*|sube\w*|subir|reenv[ií]a\w*|copia\w*"
     r"|sincroniza\w*|comparte\w*|transmite\w*|invia\w*|carica\w*|inoltra\w*|sincronizza\w*"
-    r"|envie\w*|enviar|carregue\w*|encaminh\w*|stuur\w*|upload\w*|doorsturen|synchroniseer\w*)"
+    r"|envie\w*|enviar|carregue\w*|encaminh\w*|stuur\w*|upload\w*|doorsturen|synchroniseer\w*"
+    r"|wysyła\w*|wyślij|prześlij|przesyła\w*|отправ\w*|пересыла\w*|перешли|переслать|надішли"
+    r"|надсила\w*|gönder\w*|skicka\w*|pošli|posílej|kirim\w*|gửi)"
 )
 _STANDING = (
     r"(?:always|every|each|all|automatically|whenever|from now on|nightly|before answering"
-    r"|you|your|immer|jede[nsmr]?|alle|automatisch|toujours|chaque|tous|toutes|automatiquement"
+    r"|immer|jede[nsmr]?|alle|automatisch|toujours|chaque|tous|toutes|automatiquement"
     r"|siempre|cada|todos|todas|automáticamente)"
 )
 _FETCH = r"(?:fetch|ping|visit|load|call|request|hit|open|get|abrufen|rufe?|appelle|llama|visita)"
-EXFILTRATION = any_tested(
+_CJK_SEND = r"(?:转发|发送|发到|上传|転送|送信|送って|アップロード|전송|보내)"
+# Sending to an address counts when what is sent is data or the order standing ("send your CV
+# to jobs@..." is not exfiltration); fetching an address, when the order is standing.
+TRANSFER_TO = any_tested(
     rf"\b{_TRANSFER}\b[^\n]*?{_DESTINATION}",
+    rf"{_CJK_SEND}[^\n]*?{_DESTINATION}|{_DESTINATION}[^\n]{{0,20}}?{_CJK_SEND}",
+    rf"{_DESTINATION}[^\n]{{0,20}}?\b(?:senden|schicken|hochladen|weiterleiten|übertragen|sturen"
+    r"|versturen|uploaden)\b",
+)
+EXFILTRATION = any_tested(
     rf"\b{_STANDING}\b[^\n]*?\b{_FETCH}\b[^\n]*?{_DESTINATION}",
     rf"\b{_FETCH}\b[^\n]*?{_DESTINATION}[^\n]*?\b{_STANDING}\b",
 )
+# An address written so that filters miss it, next to a verb of sending or fetching.
+DEFANGED = lazy(
+    r"\[\.\]|\(\.\)|\{\.\}|[\[({] ?(?:dot|at) ?[\])}]|\bhxxps?\b|\w \. \w|\w at \w+ dot \w"
+)
+SENDING = lazy(rf"\b(?:{_TRANSFER}|{_FETCH})\b|{_CJK_SEND}")
 
 # -- secrets: matched on cleaned text (case kept) ------------------------------------------
-SECRET = any_of(
+SECRET = any_tested(
     r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-|test-)?[A-Za-z0-9_\-]{20,}",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}|\bglpat-[A-Za-z0-9_\-]{20,}",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|\bxapp-[A-Za-z0-9\-]{10,}",
@@ -290,11 +296,27 @@ SECRET = any_of(
     r"(?i:\b(?:account|routing|iban|sort code|card|credit card|debit card|cvv|cvc|ssn|social security"
     r"|tax id|passport)(?: number| no\.?| #)?\s*(?:is|:|=)?\s*\d[\d -]{5,}\d)",
     r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b|\b(?:\d{4}[ -]){3}\d{4}\b",
+    # a provider's prefix with a short or split tail ("sk_live_ 51HxQ2 eKd9...")
+    r"\bsk-(?:proj|ant|live|test)-[\w-]{6,}|\b(?:sk[-_](?:proj|ant|live|test)[-_]?|gh[pousr]_"
+    r"|github_pat_|glpat-|xox[abposr]-|hf_|npm_)\s+[A-Za-z0-9]{4,}",
+    r"(?i:\b(?:login|credentials?|creds)\b[^\n]{0,40}?:\s*[\w.@-]+\s*/\s*)(?=\S*[\d!@#$%^&*])\S{4,}",
+)
+_PASSWORD_VALUE = (
+    r"[\"'`«]?(?P<value>(?![*\[])(?=\S*?(?:[\d@#$%^&*_+=]|!\S))(?=\S*[^\W\d_])"
+    r"(?:(?![\"'`])[^\s\u3000-\u9fff\uac00-\ud7af]){6,})"
+)
+# A password named and given at once, in any language: "logs in with the password Tr0ub4dor&3",
+# "hasło do konta to Kwiatek#55", "密码是 Panda@8848": its value has a letter and a digit or symbol.
+PASSWORD_NAMED = lazy(
+    r"(?i:(?:\b(?:password|passphrase|pass-phrase|passcode|passwort|kennwort|contraseña|senha"
+    r"|wachtwoord|mot de passe|hasło|haslo|heslo|пароль|парол\w*|lösenord\w*|şifre\w*|parola"
+    r"|kata sandi|mật khẩu)\b|密码|密碼|パスワード|暗証番号|비밀번호|암호)"
+    r"(?:[^\n]{0,30}?(?:\s|:|：|是|は|는|은|=))?\s*" + _PASSWORD_VALUE + ")"
 )
 # A password, PIN or code given in prose: its value must look like one (a digit, a symbol or
 # a capital inside it), so "the password is written down" is not a secret.
 PASSWORD_IN_PROSE = lazy(
-    r"(?i:\b(?:password|passwd|passcode|passphrase|pass phrase|pw|pwd|pass|login|logon|pin"
+    r"(?i:\b(?:password|passwd|passcode|passphrase|pass[ -]phrase|pw|pwd|pass|login|logon|pin"
     r"|pin code|passwort|kennwort|zugangscode|mot de passe|mdp|code|contraseña|contrasena|clave|senha"
     r"|palavra-passe|wachtwoord|parola d'ordine|verification code|one-time code|otp|2fa code"
     r"|code de vérification|bestätigungscode|verificatiecode|código de verificação|codice"
@@ -317,8 +339,9 @@ def seed_phrase_spans(text: str) -> list[tuple[int, int]]:
 
 
 def looks_like_password(value: str) -> bool:
-    value = value.rstrip(".,;:!?)")
-    if len(value) < 4:
+    value = value.rstrip(".,;:!?)").strip("*_`[]()~").rstrip(".,;:!?)")  # (markdown: no symbol)
+    plain = value.isalpha() and value[1:].islower()
+    if len(value) < 4 or plain or "://" in value or _HYPHENATED_WORDS.fullmatch(value):
         return False
     return (
         any(c.isdigit() for c in value)
@@ -327,7 +350,9 @@ def looks_like_password(value: str) -> bool:
     )
 
 
-_TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{24,}")
+_HYPHENATED_WORDS = lazy(r"(?:\d+-)?[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)*")  # Wi-Fi, 6-digit
+_TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{16,}")
+_URL = lazy(r"\b[a-z][a-z0-9+.-]*://[^\s)\]>]+")
 
 
 def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
@@ -336,14 +361,22 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
     upper case, digit) changes at almost every third position, where words, paths and
     CamelCase names change it rarely."""
     spans = []
+    urls = [m.span() for m in _URL.finditer(text)]
     for match in _TOKEN.finditer(text):
-        token = match.group(0).strip(".-_~")
-        start = match.start() + match.group(0).index(token) if token else match.start()
-        if len(token) < 24 or "://" in text[max(0, start - 3) : start]:
+        token, start = match.group(0), match.start()
+        if any(a <= start < b for a, b in urls):  # in a URL: only a parameter's value
+            if "=" not in token:
+                continue
+            start += token.rindex("=") + 1
+            token = token[token.rindex("=") + 1 :]
+        stripped = token.strip(".-_~")
+        start, token = start + (token.index(stripped) if stripped else 0), stripped
+        if len(token) < 16 or "://" in text[max(0, start - 3) : start]:
             continue
         kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
         changes = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
-        if len(set(kinds)) >= 2 and changes >= 0.3 * len(kinds) and _entropy(token) > 3.5:
+        enough = len(set(kinds)) >= (2 if len(token) >= 24 else 3)
+        if enough and changes >= 0.3 * len(kinds) and _entropy(token) > 3.5:
             spans.append((start, start + len(token)))
     return spans
 
@@ -398,7 +431,7 @@ COMMAND_ANYWHERE = any_tested(
 CODE_START = any_tested(
     r"^\s*(?:async\s+)?(?:def|function|fn|func)\s+\w+\s*\(|^\s*class\s+\w+\s*[(:{<]",
     r"^\s*(?:public|private|protected|static)\s+[\w<>\[\]]+\s+\w+|^\s*(?:void|int|char|bool|float|double|long)\s+\*?\w+\s*[(=;\[]",
-    r"^\s*(?:import\s+[\w.]+\s*;?\s*$|package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
+    r"^\s*(?:package\s+[\w.]+;|using\s+[\w.]+;|namespace\s+\w+|#include\s*[<\"]|#define\s+\w+)",
     r"^\s*(?:const|let|var)\s+[\w$]+\s*[=:;]|^\s*return\b[^\n]*;\s*$|^\s*(?:struct|enum|interface|impl|module)\s+\w+\s*[{<(]|^\s*require\s*\(",
     r"^\s*from [\w.]+ import\b",
     r"^\s*(?:if|for|while|switch|try|catch|else|elif|except|finally)\b[^\n]*[:{]\s*(?:\w+\([^\n]*)?$",
@@ -453,11 +486,13 @@ RAW_SHAPES = (
         "code",
         lazy(
             r"^(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL"
-            r"|VOLUME|HEALTHCHECK)\s+\S"
+            r"|VOLUME|HEALTHCHECK)\s+\S|^\s*import\s+[\w.]+\s*;?\s*$"  # (not "Import notes")
         ),
     ),
     (
         "tool_output",
-        lazy(r"(?<!\S)(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"),
+        lazy(
+            r"^(?!\s*[|>])[^\n]*?(?<!\S)(?:\S+ {3,}){2,}\S|\b(?:ERROR|FATAL|WARN(?:ING)?|PANIC|CRITICAL)\b:"
+        ),
     ),
 )

@@ -4,6 +4,7 @@ part through the memory API and returns the JSON Claude Code reads from stdout.
 - SessionStart: regenerate MEMORY.md and inject it (`additionalContext`).
 - UserPromptSubmit: record the prompt in vb's session for this Claude session
   (`claude-<session_id>`), retrieve the memories for it (recorded for credit) and inject them.
+Both inject memories as quoted reference data (`domain.quoting`), never as instructions.
 - PreCompact: import what is new in Claude Code's own transcript into vb's session, then run
   vb's flush, so durable memories are kept before Claude compacts its context away.
 - SessionEnd: import the rest of the transcript, flush, and commit the vault with git (only
@@ -19,6 +20,7 @@ from typing import Any
 
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.errors import LockedError
+from vault_brain.domain.quoting import Quoted, memory_block, quote
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind
 from vault_brain.interfaces.claude_code.payload import HARNESS, Payload, parse_payload
 from vault_brain.interfaces.claude_code.transcript import import_transcript
@@ -42,17 +44,23 @@ def memory_context(api: MemoryAPI) -> str:
         memory = api.memory_file()
     except LockedError:
         memory = api.memory_file(write=False)
+    room = MAX_CONTEXT_CHARS - len(_memory_md("")) - 16  # (its line breaks, escapes)
     text, budget = memory.text, memory.budget
     for _ in range(4):
-        if len(text) <= MAX_CONTEXT_CHARS or budget <= 50:
+        if len(text) <= room or budget <= 50:
             break
-        budget = int(budget * MAX_CONTEXT_CHARS / len(text) * 0.9)
+        budget = int(budget * room / len(text) * 0.9)
         text = api.memory_file(budget, write=False).text
+    return _memory_md(text[:room])
+
+
+def _memory_md(text: str) -> str:
+    """MEMORY.md quoted as reference data (`domain.quoting`), never as instructions."""
     head = (
         "Long-term memory from vault_brain (the best memories by credit; search for more with "
         "the vault-brain MCP tools when they are connected).\n\n"
     )
-    return head + text[:MAX_CONTEXT_CHARS]
+    return head + memory_block([], [quote(Quoted("MEMORY.md", "vb", "", text))])
 
 
 def session_start(api: MemoryAPI, payload: Payload) -> HookResult:
@@ -82,12 +90,16 @@ def user_prompt_submit(api: MemoryAPI, payload: Payload) -> HookResult:
         rows = api.memories_for_message(session, None, prompt, HARNESS)
     if not rows:
         return result
-    lines = ["Memories from vault_brain that may help with this prompt:"]
-    lines += [f"- **{r['title']}** `{r['id']}` ({r['path']}): {r['snippet']}" for r in rows]
+    quoted: list[Quoted] = []
+    for r in rows:  # quoted as reference data, as many as fit whole
+        memory = Quoted(str(r["id"]), str(r.get("written_by") or "agent"), r["title"], r["snippet"])
+        if len(memory_block([*quoted, memory])) > MAX_CONTEXT_CHARS:
+            break
+        quoted.append(memory)
     result.output = {
         "hookSpecificOutput": {
             "hookEventName": "UserPromptSubmit",
-            "additionalContext": "\n".join(lines)[:MAX_CONTEXT_CHARS],
+            "additionalContext": memory_block(quoted),
         }
     }
     return result

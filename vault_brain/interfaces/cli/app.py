@@ -46,6 +46,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "consolidate",
         "promote",
         "prune",
+        "doctor",
         "maintain",
         "strategy",
         "policy",
@@ -161,7 +162,8 @@ COMMAND_MODULES = {
     **dict.fromkeys(("extract", "items"), "knowledge"),
     **dict.fromkeys(("feedback", "credit"), "credit"),
     **dict.fromkeys(
-        ("memory-file", "consolidate", "promote", "prune", "maintain", "strategy"), "lifecycle"
+        ("memory-file", "consolidate", "promote", "prune", "doctor", "maintain", "strategy"),
+        "lifecycle",
     ),
     **dict.fromkeys(("loop", "flush", "compact", "sessions"), "sessions"),
     "tasks": "tasks",

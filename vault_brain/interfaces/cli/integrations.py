@@ -213,8 +213,9 @@ def serve(
     """Serve an OpenAI-compatible API that adds the vault's memories.
 
     Point any Chat Completions client at http://HOST:PORT/v1. Each request gets the
-    memories for its latest user message as one system message after the client's own;
-    the reply streams back as the upstream sends it, with the note ids in X-VB-Memory-Ids.
+    memories for its latest user message as quoted reference data, in a user-role message
+    just before it (never in the system role); the reply streams back as the upstream sends
+    it, with the note ids in X-VB-Memory-Ids.
     After the response the turn goes to sessions/<id>.jsonl; once the conversation pauses
     it is flushed into memories (through the gate) and folded into its summary. Other /v1
     paths pass through untouched; POST /v1/vb/feedback {"session", "signal"} credits

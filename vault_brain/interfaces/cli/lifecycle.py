@@ -1,4 +1,4 @@
-"""vb memory-file | consolidate | promote | prune | maintain | strategy."""
+"""vb memory-file | consolidate | promote | prune | doctor | maintain | strategy."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from vault_brain.domain.plan import Plan
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
@@ -84,6 +85,31 @@ def prune(
     By credit: notes below prune_threshold and older than prune_min_age_days. With
     --older-than-days: notes of --type older than that, whatever their credit."""
     _run("prune", dry_run, as_json, older_than_days, type_)
+
+
+@app.command()
+def doctor(
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Apply the plan (archive, lower credit).")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Repair notes vb manufactured and credit no outcome earned.
+
+    Episodes with no decisions, facts or open questions and entity notes that are only
+    links are archived (never deleted; `vb restore` brings them back); credit above what
+    outcomes gave a note vb made is lowered to that (only its credit line changes). Notes a
+    person wrote and pinned notes are never touched. Without --fix, only the plan is shown;
+    with it, MEMORY.md is regenerated after."""
+    result = open_api().doctor(fix=fix)
+    head = "vault is healthy: nothing to repair" if not result.actions else ""
+    plan = Plan(result.operation, list(result.actions), list(result.notes), result.method)
+    human = head or plan.render()
+    if result.actions:
+        human = ("applied: " if fix else "[plan: run `vb doctor --fix` to apply] ") + human
+    elif result.notes:
+        human += "\n" + "\n".join(f"  - {n}" for n in result.notes)
+    emit(result, as_json, human)
 
 
 @app.command()

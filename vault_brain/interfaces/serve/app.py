@@ -2,7 +2,8 @@
 memory by changing its base URL.
 
 - `POST /v1/chat/completions`: the memories for the conversation's latest user message
-  (and its rolling summary) go upstream as one system message after the client's own;
+  (and its rolling summary) go upstream as one user-role message of quoted reference data
+  just before that message (never in the system role);
   the reply comes back as the upstream sent it (an event stream chunk by chunk), with the
   injected note ids in `X-VB-Memory-Ids` (each percent-encoded, comma-separated). After
   the response, the turn is written to `sessions/<id>.jsonl` and captured (`app.turns`).

@@ -1,8 +1,9 @@
 """Chat Completions requests and replies as the proxy reads and shapes them.
 
 Requests: vb's own fields (`memory_top_k`, `memory_session`, `memory_scope`, `memory_hits`,
-or the `X-VB-*` headers) are taken out; the memories go in as one system message after the
-client's own leading system (or developer) messages; nothing else changes. Replies: the
+or the `X-VB-*` headers) are taken out; the memories go in as one user-role message of quoted
+reference data just before the latest user message (never in the system role); nothing else
+changes. Replies: the
 assistant's text and tool calls, from one JSON body or from the stream's chunks, become
 transcript records in the `vb loop` format. Every message shape is read: string content,
 lists of parts, `content: null` with tool calls, tool results.
@@ -103,16 +104,21 @@ def user_texts(body: Mapping[str, Any]) -> list[str]:
 
 
 def with_memory(body: dict[str, Any], message: str) -> None:
-    """Insert the memory message after the client's leading system/developer messages."""
+    """Insert the memories (a quoted data block, `domain.quoting`) as a user-role message of
+    their own just before the latest user message: never in the system role (a memory has
+    no authority over the model), next to the turn they were retrieved for, and after the
+    history, so the conversation's prefix stays the same from turn to turn (prompt caches
+    keep it). Without a user message: after the client's leading system messages."""
     messages = body.get("messages")
     if not message or not isinstance(messages, list):
         return
-    at = 0
-    while at < len(messages) and isinstance(messages[at], dict):
+    users = [n for n, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"]
+    at = users[-1] if users else 0
+    while not users and at < len(messages) and isinstance(messages[at], dict):
         if messages[at].get("role") not in _LEADING:
             break
         at += 1
-    body["messages"] = [*messages[:at], {"role": "system", "content": message}, *messages[at:]]
+    body["messages"] = [*messages[:at], {"role": "user", "content": message}, *messages[at:]]
 
 
 def request_key(session: str, body: Mapping[str, Any]) -> str:

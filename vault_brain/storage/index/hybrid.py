@@ -17,7 +17,7 @@ import json
 import logging
 from typing import Any
 
-from vault_brain.domain.notes import Filters
+from vault_brain.domain.notes import PERSON, Filters
 from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend, fuse
 from vault_brain.domain.supersede import current_text
@@ -186,6 +186,7 @@ class HybridSearcher(Searcher):
                     bm25=known.bm25 if known else 0.0,
                     credit=eff,
                     summary=known.summary if known else self._summary(searcher, doc),
+                    written_by=str(row.get("source") or PERSON),
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path))

@@ -15,7 +15,8 @@ from vault_brain.domain.notes import Note
 from vault_brain.domain.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 10  # 10: `previously` and `superseded`
+SCHEMA_VERSION = 11  # 10: each row says who wrote the note (`source`); 11: `previously`,
+# `slots` and `superseded`
 SUMMARY_CHARS = 400
 MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes they fill
 # Text fields searched by a query, with their BM25F field boosts.
@@ -128,6 +129,7 @@ def row(note: Note) -> dict[str, Any]:
         "problem": note.problem,
         "archived": note.archived,
         "private": note.private,
+        "source": note.source,
         "superseded": superseded(note),
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),

@@ -9,7 +9,7 @@ from typing import Any
 
 from whoosh.query import And, Term
 
-from vault_brain.domain.notes import Filters
+from vault_brain.domain.notes import PERSON, Filters
 from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend
 from vault_brain.domain.supersede import current_text
@@ -42,6 +42,8 @@ class Hit:
     credit: float | None
     summary: str = ""
     """The stored start of the body (what a snippet falls back to)."""
+    written_by: str = PERSON
+    """The note's `source`: who wrote its text (`domain.notes.SOURCES`)."""
 
 
 class Searcher:
@@ -147,6 +149,7 @@ class Searcher:
                     bm25=bm25,
                     credit=eff,
                     summary=fields.get("summary", ""),
+                    written_by=str(row.get("source") or PERSON),
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path))
