@@ -256,11 +256,11 @@ def test_the_labelled_corpus_reaches_the_target_recall_and_precision() -> None:
     assert not scores["hostile_in_candidates"]
 
 
-# Floors just under the figures of 2026-11-23 (BENCHMARKS.md): blind.jsonl was used to tune
-# the rules after it was scored blind; blind2.jsonl never was. A rule change that loses
-# ground on chat it was not written for fails here.
+# Floors just under the figures of 2026-11-26: blind.jsonl was used to tune the rules after it
+# was scored blind; blind2.jsonl was scored blind, then used as development data for the rule
+# table (issue 23). A rule change that loses ground on chat it was not written for fails here.
 @pytest.mark.parametrize(
-    ("name", "recall", "precision"), [("blind", 0.92, 0.89), ("blind2", 0.66, 0.85)]
+    ("name", "recall", "precision"), [("blind", 0.92, 0.89), ("blind2", 0.77, 0.87)]
 )
 def test_the_blind_sets_keep_their_recall_and_precision(
     name: str, recall: float, precision: float
@@ -683,3 +683,74 @@ def test_an_unclassified_statement_naming_something_is_kept_for_the_user() -> No
 )
 def test_the_fallback_skips_questions_hypotheses_requests_and_nameless_talk(said: str) -> None:
     assert _found(said) == []
+
+
+# ---------------------------------------------------------------------------------------
+# a group the user runs, named in passing: its plans and "we" decisions are its own
+
+
+def test_a_dated_plan_after_naming_the_group_the_user_coordinates_is_the_groups() -> None:
+    found = _found(
+        "I'm the volunteer coordinator at Northgate Food Bank, two days a week.",
+        "Nice! What do you need?",
+        "The summer fair is on 12 July.",
+    )
+    (event,) = [c for c in found if c.kind == "event"]
+    assert "Northgate Food Bank" in event.text and "12 July" in event.text
+
+
+def test_a_we_decision_after_naming_the_group_the_user_directs_names_the_group() -> None:
+    found = _found(
+        "I'm directing the winter panto for the Marsh Lane Players this year.",
+        "Sounds fun. How can I help?",
+        "We'll hold auditions on 3 October in the scout hut.",
+    )
+    (decision,) = [c for c in found if c.kind == "decision"]
+    assert decision.text.startswith("Marsh Lane Players:"), decision.text
+
+
+def test_a_leadership_role_of_a_named_business_makes_its_we_decisions_its_own() -> None:
+    found = _found(
+        "I'm the owner of Brindle Bakehouse in Leeds, ten staff.",
+        "Great, what's up?",
+        "We decided to stop opening on Mondays.",
+    )
+    (decision,) = [c for c in found if c.kind == "decision"]
+    assert "Brindle Bakehouse" in decision.text, decision.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please don't give me the usual hydration lecture",
+        "Avoid the word 'synergy' entirely.",
+        "I write in the early mornings before work.",
+        "2 coffees max.",
+        "shared doc plus a weekly email, that's how we do it.",
+    ],
+)
+def test_a_standing_instruction_or_habit_is_a_preference(text: str) -> None:
+    assert [c.kind for c in _found(text)] == ["preference"], _found(text)
+
+
+def test_a_choice_stated_as_a_not_b_is_a_decision() -> None:
+    found = _found("Toasts before dinner, not after.")
+    assert [c.kind for c in found] == ["decision"], found
+
+
+def test_a_plain_statement_in_a_conversation_about_the_users_business_is_the_businesss() -> None:
+    found = _found(
+        "I'm the owner of Brindle Bakehouse in Leeds, ten staff.",
+        "Great, what's up?",
+        "Flour comes from Kettle Mill in Yorkshire.",
+    )
+    (fact,) = _holding(found, "Kettle Mill")
+    assert (fact.kind, fact.subject) == ("project", "Brindle Bakehouse")
+
+
+def test_a_short_acceptance_and_an_agreement_are_decisions_but_nothing_decided_is_not() -> None:
+    accepted = _found("Thematic, yes.")
+    assert [c.kind for c in accepted] == ["decision"], accepted
+    agreed = _found("The board agreed on Monday that we stop the print edition.")
+    assert "decision" in [c.kind for c in agreed], agreed
+    assert _found("Nothing decided about the venue.") == []

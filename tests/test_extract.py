@@ -89,10 +89,11 @@ def line_of(root: Path, item: dict[str, Any]) -> str:
 
 def assert_cited(root: Path, item: dict[str, Any]) -> None:
     """The cited line holds the start of the item's text: its first 12 characters, or the
-    line ends with its first words, whole (a sentence that starts late in a line)."""
+    line ends with its first words, whole (a sentence that starts late in a line, even with a
+    one-letter word such as "A")."""
     line = " ".join(line_of(root, item).split())
     content = item["content"]
-    tail = next((n for n in range(len(content), 1, -1) if line.endswith(content[:n])), 0)
+    tail = next((n for n in range(len(content), 0, -1) if line.endswith(content[:n])), 0)
     whole_words = tail > 0 and content[tail : tail + 1] in ("", " ")
     assert content[:12] in line or tail >= 5 or whole_words, (item, line)
 

@@ -16,8 +16,8 @@ would title its note and the slot it fills, so a later contradicting fact can su
 A "we" decision, plan or milestone in a conversation about a business the user runs names
 that business; a "we" plan in a conversation about a named project is the project's. The
 sentences come from capture_text.py (gate, quoted lines, recasing); the rules for the user's
-identity and preferences are in capture_rules.py, for decisions and dates in
-capture_decisions.py, for people in capture_names.py, for projects in capture_projects.py, for
+identity, preferences, decisions and dates are in the rule table (capture_table.py, run by
+capture_rules.py), for people in capture_names.py, for projects in capture_projects.py, for
 statements and whose event a clause is in capture_statements.py, for clauses and answers to
 the assistant's questions in capture_clauses.py, the word classes in capture_words.py.
 """
@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.domain import capture_clauses as clauses
-from vault_brain.domain import capture_decisions as decisions
 from vault_brain.domain import capture_rules as rules
 from vault_brain.domain import capture_statements as says
 from vault_brain.domain import capture_text
@@ -175,7 +174,7 @@ def _user_facts(
             said = None  # (not even where someone lives)
         elif (
             clauses.is_transient(core)
-            and not decisions.is_decision(clause)
+            and not rules.is_decision(clause)
             and rules.identity_slot(core) not in ("identity:role", "identity:employer")
         ):
             dropped["transient"] += 1
@@ -271,23 +270,32 @@ def _own_facts(
     request = clauses.is_request(core)
     if not request and rules.is_identity(core):
         found.append(_Found("identity", "user", says.third_person(plain)))
+    if not request:
         conversation.business = rules.business(core) or conversation.business
     if rules.is_preference(core) or rules.is_style_request(core):
         found.append(_Found("preference", "user", says.third_person(plain)))
-    if decisions.is_decision(clause):
+    if rules.is_decision(clause):
         subject = _decision_subject(core, conversation)
         text = _about(subject, says.third_person(core))
         text = _at_business(subject, core, text, conversation, decided=True)
         found.append(_Found("decision", subject, text))
-    if decisions.has_date(core) and not request:
+    if rules.has_date(core) and not request:
         subject = _event_subject(core, conversation, state)
         text = _about(subject, says.third_person(plain))
-        found.append(_Found("event", subject, _at_business(subject, core, text, conversation)))
+        found.append(
+            _Found("event", subject, _at_business(subject, core, text, conversation, dated=True))
+        )
     return found
 
 
 def _at_business(
-    subject: str, core: str, text: str, conversation: _Conversation, *, decided: bool = False
+    subject: str,
+    core: str,
+    text: str,
+    conversation: _Conversation,
+    *,
+    decided: bool = False,
+    dated: bool = False,
 ) -> str:
     """A "we" decision or an unowned milestone of the user's, named with the business the
     user runs ("Saltmarsh: We've decided to drop tuna"), so its note says where it holds."""
@@ -298,7 +306,8 @@ def _at_business(
         says.starts_first_person(core)
         or says.is_milestone(core)
         or decided
-        or decisions.is_decision(core)
+        or (dated and not re.match(r"(?:my|his|her|their)\b", strip_label(core), re.I))
+        or rules.is_decision(core)
         or re.search(r"\b(?:we|our|us)\b", core, re.I)
     ):
         return text
@@ -362,7 +371,7 @@ def _decision_subject(core: str, conversation: _Conversation) -> str:
     mentioned = conversation.project_in(core)
     if mentioned:
         return mentioned
-    if says.starts_singular(core) or decisions.decides_about_other(core):
+    if says.starts_singular(core) or rules.decides_about_other(core):
         return "user"
     return conversation.active or "user"
 
@@ -450,14 +459,16 @@ def _fallback(
         or clauses.is_question(core)
         or clauses.is_transient(core)
         or clauses.is_hypothetical(core)
-        or not (_NAMED.search(core) or decisions.has_date(core))
+        or not (_NAMED.search(core) or rules.has_date(core))
     ):
         return []
     plain = clauses.strip_label(core)
-    if decisions.has_date(core):
+    if rules.has_date(core):
         subject = _event_subject(core, conversation, state)
         return [_Found("event", subject, _about(subject, says.third_person(plain)))]
     topic = conversation.project_in(core) or state.topic
+    if not topic and not re.search(r"\b(?:i|i'm|my|me)\b", core, re.I):
+        topic = conversation.business  # not about the user: about the business they run
     if topic:
         return [_Found("project", topic, _about(topic, says.third_person(plain)))]
     return [_Found("identity", "user", says.third_person(plain))]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from vault_brain.domain.capture_engine import hits
 from vault_brain.domain.capture_words import DATE, JOB, NAME_SEQ, NAME_WORD, NOT_NAMES, TITLE
 
 _ABBREVIATION_END = re.compile(
@@ -248,40 +249,6 @@ _TAG_QUESTION = re.compile(
     r"|aren't we)\s*\?+\s*$",
     re.IGNORECASE,
 )
-_QUESTION_START = re.compile(
-    r"^(?:what|when|where|why|how|who|which|whose)(?:'s|'re|\s+(?:is|are|was|were|do|does|did"
-    r"|can|could|would|should|will|about|if|kind|sort|time|day|else)\b)"
-    r"|^(?:is|are|am|was|were|do|does|did|can|could|would|should|will|shall|may|might|have|has"
-    r"|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|can't|couldn't)\s+"
-    r"(?:i|you|we|it|they|he|she|there|this|that|my|your)\b|^any\s+(?:idea|ideas|chance|tips)\b"
-    r"|^(?:i\s+)?(?:wonder|was wondering)\b",
-    re.IGNORECASE,
-)
-_HYPOTHETICAL = re.compile(
-    r"^(?:what if|if|hypothetically|suppose|supposing|imagine|say)\b"
-    r"|\bif\s+(?:i|we)\s+(?:were|was|had|did|just|ever|\w+ed)\b|\bwould\b.*\bif\b|\bif\b.*\bwould\b",
-    re.IGNORECASE,
-)
-_VAGUE = re.compile(
-    r"^(?:maybe|perhaps|possibly|probably)\b|\b(?:at some point|who knows|some day|someday"
-    r"|one day|thinking about|not sure|might be|i guess|i wonder|wondering|want to try"
-    r"|'d like to|would like to|hope to|hoping to|dream of)\b",
-    re.IGNORECASE,
-)
-_TRANSIENT = re.compile(
-    r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|at the moment|atm"
-    r"|just now|rn)\b|\b(?:i'?m|i am|feeling)\s+(?:so|really|super|totally|completely|a bit"
-    r"|kinda|pretty|very)\s+\w+",
-    re.IGNORECASE,
-)
-_REQUEST = re.compile(
-    r"^(?:please|pls|plz|kindly|can you|could you|would you|will you|help|give|tell|show|write"
-    r"|draft|make|add|put|remind|let me know|send|create|list|check|explain|suggest|find|cut"
-    r"|swap|change|update|fix|mention|credit|note|do|don't|avoid|just\s+(?:give|tell|write|make"
-    r"|do|send|show|list|check|fix|explain)|i need help|i need you"
-    r"|i'd like you|i want you|i'd love)\b|\b(?:can you|could you|would you|help me|for me\?)",
-    re.IGNORECASE,
-)
 
 
 def strip_fillers(clause: str) -> str:
@@ -306,32 +273,24 @@ def is_question(clause: str) -> bool:
     text = clause.strip().rstrip(")\"'”’ ")
     if _TAG_QUESTION.search(text):
         return False
-    return text.endswith("?") or bool(_QUESTION_START.match(strip_label(text)))
-
-
-# "if something looks wrong, tell me straight": a standing instruction with a condition.
-_IF_THEN_ASK = re.compile(
-    r"^if\b[^,]{2,60},\s*(?:please\s+|just\s+)?(?:tell|ask|let|use|give|remind|warn|flag|say|check"
-    r"|ping|stop)\b",
-    re.IGNORECASE,
-)
+    return text.endswith("?") or hits("not:question", strip_label(text))
 
 
 def is_hypothetical(clause: str) -> bool:
     """ "If I were...", "what if...", "maybe one day...": nothing that holds."""
-    if _IF_THEN_ASK.match(clause):
-        return bool(_VAGUE.search(clause))
-    return bool(_HYPOTHETICAL.search(clause) or _VAGUE.search(clause))
+    if hits("not:if-ask", clause):  # "if something looks wrong, tell me straight"
+        return hits("not:vague", clause)
+    return hits("not:hypothetical", clause) or hits("not:vague", clause)
 
 
 def is_transient(clause: str) -> bool:
     """A passing state ("so wiped today", "right now")."""
-    return bool(_TRANSIENT.search(clause))
+    return hits("not:transient", clause)
 
 
 def is_request(clause: str) -> bool:
     """An ask of the assistant ("can you...", "give me...", "please draft...")."""
-    return bool(_REQUEST.search(strip_label(clause)))
+    return hits("not:request", strip_label(clause))
 
 
 _ACCEPT = re.compile(

@@ -10,36 +10,23 @@ from __future__ import annotations
 import re
 
 from vault_brain.domain.capture_clauses import strip_label
-from vault_brain.domain.capture_words import DATE, DEADLINE, NAME_WORD, RELATION
-
-_STARTS_FIRST_PERSON = re.compile(
-    r"^(?:i|i'm|im|i've|i'd|i'll|i’m|we|we're|we've|we'll|we'd|let's|lets|me|us)\b"
-    rf"|^(?:my|our)\s+(?!(?:[\w'’-]+\s+){{0,3}}(?i:{RELATION})\b)|\band\s+i\b",
-    re.IGNORECASE,
-)
-_SINGULAR = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|i’m)\b|\bi(?:'ve| have)?\s+decided\b", re.I)
+from vault_brain.domain.capture_engine import hits
+from vault_brain.domain.capture_words import DATE, DEADLINE
 
 
 def starts_first_person(core: str) -> bool:
     """The clause's subject is the user ("I...", "we...", "my flat...", "Ana and I...")."""
-    return bool(_STARTS_FIRST_PERSON.search(strip_label(core)))
+    return hits("says:first-person", strip_label(core))
 
 
 def starts_singular(core: str) -> bool:
     """The clause's subject is the user alone ("I've decided...", not "we" or "let's")."""
-    return bool(_SINGULAR.search(strip_label(core)))
-
-
-_CONTINUES = re.compile(
-    r"^(?:it|it's|it’s|its|it'll|it\s+\w+s)\b|^(?:runs|uses|ships|launches|goes|needs|has|is|was"
-    r"|will|should|targets|supports|depends|covers|started|starts|began|ends|went)\b",
-    re.IGNORECASE,
-)
+    return hits("says:singular", strip_label(core))
 
 
 def continues_subject(core: str) -> bool:
     """ "It runs on X" / "runs on X": a clause whose subject is the thing just named."""
-    return bool(_CONTINUES.match(core))
+    return hits("says:continues", core)
 
 
 def with_subject(core: str, name: str) -> str:
@@ -150,49 +137,22 @@ def first_person(text: str) -> str:
 # ---------------------------------------------------------------------------------------
 # what an event or a piece of work says
 
-_ASKS_FOR = re.compile(r"\b(?:needs|wants|expects|asked for|asks for|requires)\b", re.IGNORECASE)
-_WANTS_ME = re.compile(
-    r"\b(?:wants|needs|expects|asked|invited|booked|signed)\s+(?:me|us)\s+(?:at|to|for|on|in|up)\b",
-    re.IGNORECASE,
-)
-# "by the group meeting on 6 June": due by an event that has a date.
-_BY_EVENT = re.compile(
-    rf"\b(?i:by|before)\s+(?i:the|our|my)\s+(?:[\w-]+\s+){{1,3}}(?i:on|in)\s+(?:{DATE.pattern})"
-)
-
 
 def wants_user(core: str) -> bool:
     """Someone wants the user somewhere ("my boss wants me at the fair"): the user's event."""
-    return bool(_WANTS_ME.search(core))
+    return hits("says:wants-me", core)
 
 
 def asks_by_date(core: str) -> bool:
     """Someone asks for work by a date ("wants results by the group meeting on 6 June")."""
-    return bool(_ASKS_FOR.search(core) and (DEADLINE.search(core) or _BY_EVENT.search(core)))
-
-
-_STATUS = re.compile(
-    r"\b(?:release[sd]?|launch(?:es|ed)?|ship(?:s|ping|ped)?|live|deadline|due|milestone|beta"
-    r"|alpha|version|deploy(?:ed)?|migrat\w*|cutover|funded|funding|budget|stack|runs on"
-    r"|built (?:with|in|on)|written in|stars|users|downloads|roadmap|status|on track|behind"
-    r"|delayed|slip\w*|page|demo|go-live|submission|review|opening\s+night|premiere|rehearsals?"
-    r"|sessions?|performances?|first\s+night|dress\s+rehearsal)\b|(?<![/\w.])v?\d+\.\d+\b",
-    re.IGNORECASE,
-)
-
-
-_STACK = re.compile(
-    r"\b(?:backend|back-end|frontend|front-end|stack|database|hosted|hosting|written\s+in"
-    r"|built\s+(?:with|in|on)|runs\s+on|users|customers|subscribers|beta|alpha|mvp|launch(?:es|ed)?"
-    r"|release[sd]?|ships?|shipping|go-live|goes\s+live|deadline|milestone|roadmap|funded"
-    r"|funding)\b|(?<![/\w.])v?\d+\.\d+\b",
-    re.IGNORECASE,
-)
+    return hits("says:asks-for", core) and bool(
+        DEADLINE.search(core) or hits("says:by-event", core)
+    )
 
 
 def is_stack_or_status(core: str) -> bool:
     """Stack, users, release or deadline: what is said of a product or piece of work."""
-    return bool(_STACK.search(core))
+    return hits("says:stack", core)
 
 
 def starts_with_date(core: str) -> bool:
@@ -203,17 +163,9 @@ def starts_with_date(core: str) -> bool:
 
 def is_milestone(core: str) -> bool:
     """Status, stack or size of a piece of work ("release", "ships", "v2.1", "budget")."""
-    return bool(_STATUS.search(core))
-
-
-# "We use X rather than Y", "we're using X": the stack of the work being talked about.
-_USES = re.compile(
-    r"^(?i:(?:we|i)(?:'re|\s+are|'m|\s+am)?\s+(?:(?:now|mostly|only|still|just)\s+)?(?:use|using"
-    r"|build\s+(?:it\s+)?(?:on|with)|building\s+(?:it\s+)?(?:on|with)|deploy\s+(?:it\s+)?(?:on|to)))\s+"
-    rf"(?:[\w.+#-]+\s+)?{NAME_WORD}"
-)
+    return hits("says:status", core)
 
 
 def is_project_status(core: str) -> bool:
     """A milestone, the stack, or anything dated, about a piece of work."""
-    return bool(_STATUS.search(core) or DATE.search(core) or _USES.search(core))
+    return hits("says:status", core) or bool(DATE.search(core)) or hits("says:uses", core)
