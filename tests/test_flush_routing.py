@@ -1,6 +1,6 @@
 """Where the memory flush puts what it captures: the user's own note, a person's note, a
 project's note; with its provenance, once, and with contradicted facts superseded (the old
-line kept), through the real CLI on a real vault."""
+line moved under "## Previously", never lost), through the real CLI on a real vault."""
 
 from __future__ import annotations
 
@@ -64,16 +64,19 @@ def test_a_near_duplicate_in_a_later_session_is_not_written_again(vault: Path, c
     assert again["dropped"].get("known", 0) >= 1
 
 
-def test_a_contradicting_fact_supersedes_the_old_line_which_stays(vault: Path, cli: Any) -> None:
+def test_a_contradicting_fact_moves_the_old_line_under_previously(vault: Path, cli: Any) -> None:
     _say(cli, vault, "early", "I live in Leeds.")
     (old,) = _lines(vault, "entities/people/user.md", "Leeds")
 
     _say(cli, vault, "later", "I live in York now.")
 
     meta, body = _note(vault, "entities/people/user.md")
-    assert old in body  # never silently lost
-    (new,) = _lines(vault, "entities/people/user.md", "York")
-    assert "supersedes: " in new and "Leeds" in new.split("supersedes: ")[1]
+    current, previously = body.split("## Previously\n", 1)
+    assert "Leeds" not in current  # the current part states the current fact only
+    (new,) = _lines(vault, "entities/people/user.md", "York", "from session later")
+    assert new in current and "supersedes" not in new
+    today = meta["updated"][:10]
+    assert old[:-1] + f"; until {today}; superseded by: User lives in York now)" in previously
     assert any("Leeds" in item for item in meta["supersedes"])
 
 

@@ -14,6 +14,7 @@ from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.plan import OPERATIONS, Action, Plan
+from vault_brain.domain.supersede import retire
 from vault_brain.storage.files import note_path
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter, replace_body
@@ -117,7 +118,10 @@ def _change(action: Action) -> Callable[[bytes], bytes]:
                 have = have or ([current] if isinstance(current, str) and current else [])
                 keys[key] = have + [x for x in items if x not in have]
         new = edit_front_matter(raw, keys, where=action.path)
-        if action.op == "append" and action.content:
+        if action.op == "append" and action.retire:
+            body = retire(parse_text(raw).body, action.retire, action.content or "", now_iso()[:10])
+            new = replace_body(new, body)
+        elif action.op == "append" and action.content:
             body = parse_text(raw).body.rstrip("\n")
             new = replace_body(new, f"{body}\n\n{action.content.strip()}\n")
         return new

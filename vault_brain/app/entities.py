@@ -13,10 +13,12 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
+from vault_brain.domain.fact_slots import same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import is_vb_source, merged_source, note_source
 from vault_brain.domain.plan import Action
 from vault_brain.domain.scopes import GLOBAL, scope_folder
+from vault_brain.domain.supersede import current_text, retire, split_previously, statement_of
 from vault_brain.domain.text import content_words, slugify
 from vault_brain.storage.frontmatter import parse_text
 from vault_brain.storage.frontmatter_edit import edit_front_matter
@@ -36,12 +38,6 @@ def _is_utf8(raw: bytes) -> bool:
 
 # A statement whose content words overlap an older one's this much says nothing new.
 NEAR_DUPLICATE = 0.8
-
-
-def statement_of(line: str) -> str:
-    """A fact line without its bullet and provenance."""
-    text = line.strip().removeprefix("- ")
-    return " ".join(text.split(" (from ", 1)[0].split()).rstrip(".")
 
 
 def fact_key(line: str) -> str:
@@ -91,6 +87,7 @@ class EntityFeed:
             "sources": [],
             "category": category,
             "supersedes": [],
+            "retire": {},
         }
         if full.exists():
             raw = full.read_bytes()
@@ -107,9 +104,15 @@ class EntityFeed:
                 "source": _source_after(parsed.meta.get("source"), writer=self.writer),
                 "statements": [
                     statement_of(line)
-                    for line in parsed.body.splitlines()
+                    for line in current_text(parsed.body).splitlines()
                     if line.strip() and not line.lstrip().startswith("#")
                 ],
+                # what the note used to say: never fed in again as if new
+                "retired": {
+                    statement_of(line).lower()
+                    for line in split_previously(parsed.body)[1].splitlines()
+                    if line.strip()
+                },
             }
         else:
             new_id = f"entity-{category}-{folder}-{slug}" if folder else f"entity-{category}-{slug}"
@@ -117,7 +120,7 @@ class EntityFeed:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
             target = {**base, "exists": False, "id": new_id, "title": title, "scope": scope}
-            target.update({"base": self.initial, "statements": []})
+            target.update({"base": self.initial, "statements": [], "retired": set()})
         target["known"] = {s.lower() for s in target["statements"]}
         target["words"] = [content_words(s) for s in target["statements"]]
         self.targets[rel] = target
@@ -145,6 +148,8 @@ class EntityFeed:
             statement = statement_of(fact.statement)
             words = content_words(statement)
             pending = [statement_of(x) for x in out.get(rel, [])]
+            if statement.lower() in target["retired"]:
+                continue  # an old fact the note already retired (from an older episode)
             if statement.lower() in target["known"] or statement.lower() in (
                 p.lower() for p in pending
             ):
@@ -153,8 +158,9 @@ class EntityFeed:
             if any(says_nothing_new(words, w) for w in older):
                 continue
             replaced = self._superseded(fact, [*target["statements"], *pending])
-            note = f"; supersedes: {replaced}" if replaced else ""
-            line = f"- {statement} ({provenance}{note})"
+            # what it replaces is in the note's `supersedes` and its Previously section, not
+            # on the current line (which reaches MEMORY.md and an agent's context)
+            line = f"- {statement} ({provenance})"
             if replaced:
                 self.replacing[line] = replaced
             out.setdefault(rel, []).append(line)
@@ -166,7 +172,7 @@ class EntityFeed:
         if not fact.slot:
             return None
         for older in reversed(statements):
-            if _slot_of(fact.kind, fact.subject, older) == fact.slot:
+            if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
                 return older
         return None
 
@@ -179,6 +185,7 @@ class EntityFeed:
             target["words"].append(content_words(statement))
             if line in self.replacing:
                 target["supersedes"].append(self.replacing[line])
+                target["retire"][self.replacing[line]] = statement
         target["lines"] += lines
         target["gain"] += gain
         if source not in target["sources"]:
@@ -200,7 +207,9 @@ class EntityFeed:
                 )
                 keys.update(target["source"])
                 extend = {"supersedes": target["supersedes"]} if target["supersedes"] else {}
-                out.append(Action("append", rel, why, keys, text, target["id"], extend))
+                out.append(
+                    Action("append", rel, why, keys, text, target["id"], extend, target["retire"])
+                )
                 continue
             meta = {
                 "id": target["id"],
@@ -217,8 +226,9 @@ class EntityFeed:
                 meta["supersedes"] = target["supersedes"]
             if target["scope"] != GLOBAL:
                 meta["scope"] = target["scope"]
+            body = retire("", target["retire"], text, now_iso()[:10])
             out.append(
-                Action("create", rel, why, content=new_note_text(meta, text), id=target["id"])
+                Action("create", rel, why, content=new_note_text(meta, body), id=target["id"])
             )
         return out
 

@@ -22,6 +22,7 @@ from typing import Any
 from vault_brain.app.apply import apply_plan
 from vault_brain.app.entities import EntityFeed, fact_key, new_note_text
 from vault_brain.app.results import Result, result
+from vault_brain.app.supersession import older_statements, superseding_actions
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture import Candidate, capture
 from vault_brain.domain.clock import now_iso
@@ -29,12 +30,14 @@ from vault_brain.domain.engine import METHOD_LLM, JSONChat
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.facts import facts_of
 from vault_brain.domain.gate import REASONS, prose_sentences
+from vault_brain.domain.notes import Filters
 from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.scopes import GLOBAL, scope_for, session_scopes
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
 from vault_brain.domain.summarize import Summary, summarize
 from vault_brain.domain.text import slugify
 from vault_brain.storage.events import emit, refused
+from vault_brain.storage.frontmatter_edit import edit_front_matter
 from vault_brain.storage.transcript import append, read_records
 
 RECONCILE_SYSTEM = (
@@ -96,17 +99,22 @@ def flush(
     result.dropped = {k: v for k, v in report.dropped.items() if v}
     vault.reconcile()
     feed = EntityFeed(vault, vault.policy.initial_score)
+    updated: dict[str, tuple[str, str, str]] = {}  # episodes the model says a fact updates
     if llm is not None:
-        candidates = _reconcile_with_llm(vault, llm, report.candidates, feed, result, session)
+        candidates = _reconcile_with_llm(
+            vault, llm, report.candidates, feed, result, session, updated
+        )
     else:
         candidates = report.candidates
     named = {c.subject for c in candidates if c.subject != "user"}
     people = {n for n in named if vault.paths.note(f"entities/people/{slugify(n)}.md").exists()}
     scopes = session_scopes(records)
     user_kinds = vault.policy.scope_user_kinds
+    written = []  # the facts written, for supersession across notes
     for candidate, fact in zip(candidates, facts_of(candidates, session, people), strict=True):
         fact = replace(fact, scope=scope_for(candidate.kind, scopes, user_kinds))
         fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}")
+        written += [fact] if fresh else []
         for rel, lines in fresh.items():
             feed.accept(rel, lines, f"{session}/{candidate.message_id}")
             result.captured.append(
@@ -123,6 +131,16 @@ def flush(
     episode_scope = scope_for("episode", scopes, user_kinds)
     captured = bool(report.candidates)
     episode = _episode_action(vault, session, messages, llm, now, episode_scope, captured, result)
+    if episode is not None and episode.id and episode.content is not None:
+        # an older episode stating what a fact of this span replaces is superseded by this
+        # one: the model decided which (UPDATE), or without one (or when it failed) the rules
+        skip = {a.path for a in result.plan.actions}
+        older = {} if result.plan.method == "llm" else older_statements(vault, written, skip)
+        marks, ids = superseding_actions({**older, **updated}, episode.id)
+        if ids:
+            raw = edit_front_matter(episode.content.encode("utf-8"), {"supersedes": ids})
+            episode.content = raw.decode("utf-8")
+        result.plan.actions += marks
     if episode is not None:
         result.plan.actions.append(episode)
     if dry_run:
@@ -231,11 +249,13 @@ def _reconcile_with_llm(
     feed: EntityFeed,
     result: FlushResult,
     session: str,
+    superseded: dict[str, tuple[str, str, str]],
 ) -> list[Candidate]:
     """Ask the model, per batch of candidates, what to do against the nearest notes.
 
-    ADD keeps the candidate; UPDATE appends the corrected fact and records what it
-    supersedes; DELETE archives the contradicted note; NONE drops the candidate."""
+    ADD keeps the candidate; UPDATE appends the corrected fact, records what it supersedes
+    and moves the replaced line under the note's "## Previously" heading (as the rules do
+    offline); DELETE archives the contradicted note; NONE drops the candidate."""
     facts = list(candidates)
     if not facts:
         return candidates
@@ -244,7 +264,7 @@ def _reconcile_with_llm(
     nearest: dict[str, dict[str, Any]] = {}
     lines = []
     for n, cand in enumerate(facts):
-        hits = searcher.search(cand.text, k=3)
+        hits = searcher.search(cand.text, k=3, filters=Filters(current_only=True))
         for hit in hits:
             nearest[hit.id] = {
                 "id": hit.id,
@@ -286,16 +306,22 @@ def _reconcile_with_llm(
                     Action("archive", target["path"], why.strip(), id=target["id"])
                 )
             keep.append(cand)
+        elif kind == "UPDATE" and target is not None and target["path"].startswith("episodes/"):
+            # an older episode the fact updates: superseded by this span's episode
+            old = str(op.get("old") or "").strip() or target["title"]
+            superseded[target["path"]] = (target["id"], old, cand.text)
+            keep.append(cand)
         elif kind == "UPDATE" and target is not None and target["path"].startswith("entities/"):
             old = str(op.get("old") or "").strip()
-            note = f"; supersedes: {old}" if old else ""
-            line = f"- {cand.text} (from session {session}, {cand.message_id}{note})"
+            line = f"- {cand.text} (from session {session}, {cand.message_id})"
             why = f"updates {target['id']}: {reason or 'refined by the session'}"
             extend = {"supersedes": [old]} if old else {}
             entity = feed.target(target["path"])
             keys = {"updated": now_iso(), **(entity["source"] if entity else {})}
+            # the line vb wrote for the replaced sentence moves under "## Previously"
+            retired = {old: cand.text} if old else {}
             result.plan.actions.append(
-                Action("append", target["path"], why, keys, line, target["id"], extend)
+                Action("append", target["path"], why, keys, line, target["id"], extend, retired)
             )
             if entity is not None:
                 entity["known"].add(fact_key(line))

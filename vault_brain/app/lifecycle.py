@@ -105,6 +105,8 @@ def plan_consolidate(
     for row in credit_rows(vault, now):
         if row["type"] != "episode" or row["pinned"] or row["problem"]:
             continue
+        if row.get("superseded"):  # its fact was replaced: merged, it would be current again
+            continue
         created = parse_time(row["created"])
         if created is None or not row["tags"]:
             continue
@@ -221,8 +223,8 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
     feed = EntityFeed(vault, policy.initial_score, rows, writer="merge")
     methods: list[str] = []
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
-        if row["type"] != "episode" or row["problem"]:
-            continue
+        if row["type"] != "episode" or row["problem"] or row.get("superseded"):
+            continue  # (a superseded episode's facts were replaced: never fed again)
         if rule is None and row["effective"] <= threshold:
             continue
         if rule is not None and not _rule_takes(plan, rule, row, now):

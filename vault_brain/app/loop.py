@@ -304,7 +304,9 @@ def memories_for_message(
         vault.reconcile()
         scopes = tuple(layers(session_scopes(records)))
         hits = vault.searcher.search(
-            text, k=vault.policy.retrieval_limit, filters=Filters(scopes=scopes)
+            text,
+            k=vault.policy.retrieval_limit,
+            filters=Filters(scopes=scopes, current_only=True),  # no superseded fact
         )
     results = [
         {

@@ -122,7 +122,10 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
         (
             r
             for r in credit_rows(vault)
-            if r.get("scope", GLOBAL) == GLOBAL and not r.get("private")
+            if r.get("scope", GLOBAL) == GLOBAL
+            and not r.get("private")
+            # a superseded note's fact was replaced by a newer note's: only the current one
+            and not r.get("superseded")
         ),
         key=lambda r: (not r["pinned"], -r["effective"], r["path"]),
     )

@@ -133,7 +133,9 @@ def recall(
     if k <= 0 or not query.strip():
         return Recall(query, [], "", 0)
     searcher = vault.searcher
-    filters = Filters(scopes=tuple(layers(scopes or [])), private=private).normalized()
+    filters = Filters(  # no superseded fact reaches the conversation
+        scopes=tuple(layers(scopes or [])), private=private, current_only=True
+    ).normalized()
     filters = readable_filters(agent, filters)
     filters = readable_filters(also, filters)
     hits = searcher.search(query, k=k * POOL_FACTOR, filters=filters, snippets=False)

@@ -50,6 +50,7 @@ from vault_brain.domain.capture_names import (
 )
 from vault_brain.domain.capture_projects import has_content, namings, project_heads
 from vault_brain.domain.capture_words import NAME_WORD, NOT_NAMES
+from vault_brain.domain.fact_slots import capture_kind, filled
 
 __all__ = ["KINDS", "Candidate", "CaptureReport", "capture", "slot_of"]
 
@@ -167,8 +168,10 @@ def _user_facts(
                 continue
         if len(found) == before:
             state.person = None
+        said: bool | None = False  # the clause says something as so (not hypothetical, not passing)
         if clauses.is_hypothetical(core):
             dropped["hypothetical"] += 1
+            said = None  # (not even where someone lives)
         elif (
             clauses.is_transient(core)
             and not rules.is_decision(clause)
@@ -176,15 +179,33 @@ def _user_facts(
         ):
             dropped["transient"] += 1
         else:
+            said = True
             found += _own_facts(clause, core, following, conversation, state)
             if (index == 0 or terse) and asked and len(found) == before:
                 found += _answer(core, _unfilled(asked, found), conversation)
         if len(found) == before and len(state.people) == named:
             found += _fallback(clause, core, conversation, state)
+        if said is not None:  # "living in X at the moment" still says where they live
+            found[before:] = _slotted(core, found[before:], identity_only=not said)
         if len(found) == before:
             dropped["no_fact"] += 1
         state.previous = core
     return [_resolved(f, state.people) for f in found]
+
+
+def _slotted(core: str, found: list[_Found], identity_only: bool = False) -> list[_Found]:
+    """A clause filling one of the user's slots (domain/fact_slots.py: "I moved to Lisbon",
+    "standup moved to 10") is kept once, under the kind of that slot, so an older and a newer
+    statement of the slot reach the same note and the newer can supersede the older."""
+    slot = filled(core)
+    if slot is None or (identity_only and not slot.slot.startswith("identity:")):
+        return found
+    kind = capture_kind(slot.slot)
+    own = [f for f in found if f.subject == "user"]
+    # the value is no one's subject ("My editor is Emacs" is no fact about an "Emacs")
+    others = [f for f in found if f.subject.lower() not in ("user", slot.value.lower())]
+    same = [f for f in own if f.kind == kind]
+    return [*others, *(same[:1] or [_Found(kind, "user", says.third_person(strip_label(core)))])]
 
 
 _ANSWER_LABELS = {

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from vault_brain.domain import capture_rules as rules
 from vault_brain.domain import capture_statements as says
 from vault_brain.domain.capture_names import states_relation
+from vault_brain.domain.fact_slots import Filled, filled, slot_of_statement
 from vault_brain.domain.text import clip, flatten
 
 KINDS = ("identity", "person", "preference", "decision", "event", "project")
@@ -54,12 +55,24 @@ class Found:
 
 def slot_of(kind: str, subject: str, text: str) -> str | None:
     """The slot of an already stored statement (the same rules as capture), so a later fact
-    with the same slot can supersede it."""
+    with the same slot can supersede it: the user's attributes (where they live and work,
+    the tools they use, their habits, their meetings' times) by one table
+    (domain/fact_slots.py), then the rules of each kind."""
+    if subject == "user":
+        found = slot_of_statement(says.first_person(text))
+        if found is not None:
+            return found
     if kind == "identity":
         return rules.identity_slot(says.first_person(text))
     if kind == "person" and subject != "user" and states_relation(text, subject):
         return f"person:{subject}:relation"
     return None
+
+
+def filled_of(subject: str, text: str) -> Filled | None:
+    """The user's slot a stored statement fills and its value ("User lives in Lisbon" ->
+    identity:location = Lisbon), or None."""
+    return filled(says.first_person(text)) if subject == "user" else None
 
 
 def keep(

@@ -55,6 +55,12 @@ _MODAL = re.compile(
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _NO_S = {"can", "can't", "cannot", "could", "should", "must", "was", "a", "an", "the", "not"}
+# irregular past tenses ("I left X" -> "User left X", not "User lefts X")
+_PAST = {
+    "left", "quit", "went", "took", "got", "began", "drank", "came", "became", "bought", "sold",
+    "made", "found", "ran", "met", "gave", "won", "lost", "built", "kept", "spent", "sent",
+    "said", "told", "thought", "felt", "knew", "saw", "wrote", "chose", "swore", "grew",
+}  # fmt: skip
 
 
 def third_person(core: str) -> str:
@@ -72,9 +78,10 @@ def third_person(core: str) -> str:
         if word.lower() in _NO_S or not follow or follow.group(1).lower() in _NO_S:
             return f"User {word}{rest}"
         return f"User {word} {_s_form(follow.group(1))}{rest[follow.end() :]}"
-    verb = re.match(r"^i\s+(\w+)\b", text, re.IGNORECASE)
-    if verb:
-        return f"User {_s_form(verb.group(1))}{text[verb.end() :]}"
+    verb = re.match(r"^i\s+(?:(\w+ly)\s+)?(\w+)\b", text, re.IGNORECASE)
+    if verb:  # "I finally switched" -> "User finally switched"
+        adverb = f"{verb.group(1)} " if verb.group(1) else ""
+        return f"User {adverb}{_s_form(verb.group(2))}{text[verb.end() :]}"
     return text
 
 
@@ -82,7 +89,7 @@ def _s_form(verb: str) -> str:
     lower = verb.lower()
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
-    if lower.endswith(("ed", "s")) or lower in _NO_S:
+    if lower.endswith(("ed", "s")) or lower in _NO_S or lower in _PAST:
         return verb
     if re.search(r"(?:sh|ch|x|z|o)$", lower):
         return verb + "es"
@@ -102,6 +109,9 @@ _FIRST = [
 ]
 
 
+_BASE = {"has": "have", "does": "do", "goes": "go", "is": "am"}
+
+
 def first_person(text: str) -> str:
     """A stored third-person statement back in the first person ("User leads X" -> "I lead
     X"), so the slot rules written for chat apply to it."""
@@ -112,7 +122,9 @@ def first_person(text: str) -> str:
     if not match:
         return text
     verb = match.group(2)
-    if verb.endswith("ies"):
+    if verb in _BASE:  # "User usually has" -> "I usually have"
+        verb = _BASE[verb]
+    elif verb.endswith("ies"):
         verb = verb[:-3] + "y"
     elif re.search(r"(?:ch|sh|x|z|o)es$", verb):
         verb = verb[:-2]

@@ -230,6 +230,7 @@ class Filters:
     problems_only: bool = False
     scopes: tuple[str, ...] = ()  # these scopes, each maybe comma-separated (none, all: any)
     private: bool = True  # notes marked `private: true` too (False for a confined caller)
+    current_only: bool = False  # leave out superseded notes (what reaches an agent's context)
 
     def normalized(self) -> Filters:
         return Filters(
@@ -241,6 +242,7 @@ class Filters:
             problems_only=self.problems_only,
             scopes=_scopes(self.scopes),
             private=self.private,
+            current_only=self.current_only,
         )
 
     @classmethod

@@ -23,6 +23,9 @@ class Action:
     id: str | None = None
     extend: dict[str, list[str]] = field(default_factory=dict)
     """List keys that gain these items (those not yet there), read when the note is written."""
+    retire: dict[str, str] = field(default_factory=dict)
+    """append: old statement -> the statement replacing it; the line vb wrote for the old one
+    moves under the note's "## Previously" heading (domain/supersede.py)."""
 
     def describe(self) -> str:
         if self.op == "create":

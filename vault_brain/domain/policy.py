@@ -81,6 +81,12 @@ class Policy:
     )
     bm25_k1: float = _setting(1.0, "float", "BM25 term-frequency saturation", "search")
     bm25_b: float = _setting(0.6, "float01", "BM25 length normalisation", "search")
+    superseded_weight: float = _setting(
+        0.2,
+        "float01",
+        "what a superseded note's search score is multiplied by (its fact was replaced)",
+        "search",
+    )
     search_mode: str = _setting(
         "lexical",
         "one_of:lexical,hybrid",

@@ -16,8 +16,10 @@ def blend(
     bm25: float, row: dict[str, Any], policy: Policy, now_ts: float
 ) -> tuple[float, float | None]:
     """Final score = BM25 x credit factor x recency factor; both factors are 1 for a note
-    without credit or dates, so plain hand-written notes rank by BM25 alone. Returns the
-    score and the note's effective credit (None when it has no credit)."""
+    without credit or dates, so plain hand-written notes rank by BM25 alone. A superseded
+    note (`superseded_by`: a newer note states its fact anew) is multiplied by
+    `superseded_weight`, so the current fact ranks first. Returns the score and the note's
+    effective credit (None when it has no credit)."""
     credit = row.get("credit")
     eff: float | None = None
     factor = 1.0
@@ -30,6 +32,8 @@ def blend(
     if stamp is not None and policy.recency_weight:
         half_life = max(policy.recency_half_life_days, 1e-6)
         factor *= 1.0 + policy.recency_weight * 0.5 ** (days_since(stamp, now_ts) / half_life)
+    if row.get("superseded"):
+        factor *= policy.superseded_weight
     return bm25 * factor, eff
 
 

@@ -176,7 +176,8 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
         search_in, also extracted items, project sources and transcripts (each result says
         where it came from: source, path, line, session, message)."""
         with _as_tool_errors():
-            filters = Filters(type=type, scopes=(scope,) if scope else ())
+            # an agent gets current facts only: a superseded note is left out
+            filters = Filters(type=type, scopes=(scope,) if scope else (), current_only=True)
             return api.search(query, limit, filters, search_in)
 
     def memory_update(id: NoteRef, content: Content) -> NoteResult:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from whoosh.matching import FilterMatcher
@@ -121,7 +121,8 @@ def top_docs(
     allow: set[int] | None = None,
     left_out: set[int] | None = None,
 ) -> list[tuple[int, float]]:
-    """The best `limit` (docnum, BM25F score) for any of `terms` in any of `fields`, among
+    """The best `limit` (docnum, BM25F score) for any of `terms` in any of `fields` (a
+    mapping: field -> boost, the score's factor for a term found there), among
     the documents `allow` lets in (all when None) and `left_out` does not name."""
     reader = searcher.reader()
     if reader.doc_count_all() == 0:
@@ -131,12 +132,14 @@ def top_docs(
     k1_1, one_b = k1 + 1, 1 - b
     terms = list(terms)
     leaves = searcher.leaf_searchers()
+    boosts = fields if isinstance(fields, Mapping) else {}
     for field in fields:
+        boost = float(boosts.get(field, 1.0))
         avgfl = searcher.avg_field_length(field) or 1
         for term in terms:
             if (field, term) not in reader:
                 continue
-            idf = searcher.idf(field, term)
+            idf = searcher.idf(field, term) * boost
             for leaf, offset in leaves:
                 leaf_reader = leaf.reader()
                 if (field, term) not in leaf_reader:

@@ -20,6 +20,7 @@ from typing import Any
 from vault_brain.domain.notes import PERSON, Filters
 from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend, fuse
+from vault_brain.domain.supersede import current_text
 from vault_brain.storage.index.scan import known_files
 from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
 from vault_brain.storage.index.segments import row_column
@@ -95,7 +96,7 @@ class HybridSearcher(Searcher):
             note = note_from_bytes(rel, raw)
         except Exception:  # (the index reads such a note as a problem: embed its bytes)
             return raw.decode("utf-8", "replace")
-        return f"{note.title}\n{note.body}"
+        return f"{note.title}\n{current_text(note.body)}"  # (its Previously lines: not current)
 
     def search(
         self,

@@ -12,14 +12,28 @@ from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 
 from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes import Note
+from vault_brain.domain.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 10  # 10: each row says who wrote the note (`source`)
+SCHEMA_VERSION = 11  # 10: each row says who wrote the note (`source`); 11: `previously`,
+# `slots` and `superseded`
 SUMMARY_CHARS = 400
+MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes they fill
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
 # twice: boosting the title further over-weights it (SciFact nDCG@10 0.651 at 2.0, 0.662 at 1.0).
-TEXT_FIELDS = {"title": 1.0, "aliases": 1.0, "tagtext": 1.0, "body": 1.0}
+# A note's "## Previously" section (facts it used to state, domain/supersede.py) is searched
+# apart from its body and counts less, so the note's current lines outrank its old ones.
+# `slots`: the words a question about a fact line's attribute uses ("live", "employer", ...),
+# counted double: a line that fills the attribute asked about answers the question.
+TEXT_FIELDS = {
+    "title": 1.0,
+    "aliases": 1.0,
+    "tagtext": 1.0,
+    "body": 1.0,
+    "previously": 0.3,
+    "slots": 2.0,
+}
 
 # English function words. Whoosh's default list has 34; questions ("what did she say about
 # her ...") keep many more in every query, which costs LoCoMo recall about 6 points at R@5.
@@ -63,6 +77,9 @@ def build_schema() -> Schema:
         aliases=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
         tagtext=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
         body=TEXT(analyzer=ana, phrase=False),
+        previously=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["previously"]),
+        slots=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["slots"]),
+        superseded=BOOLEAN(),
         summary=STORED(),
         row=COLUMN(VarBytesColumn()),
     )
@@ -113,6 +130,7 @@ def row(note: Note) -> dict[str, Any]:
         "archived": note.archived,
         "private": note.private,
         "source": note.source,
+        "superseded": superseded(note),
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),
@@ -120,7 +138,33 @@ def row(note: Note) -> dict[str, Any]:
     }
 
 
+def superseded(note: Note) -> bool:
+    """A newer note states this note's fact anew (`superseded_by` in its front matter)."""
+    value = note.meta.get("superseded_by")
+    return bool(value) and not isinstance(value, bool)
+
+
+def slot_terms(note: Note, current: str) -> str:
+    """The words naming the attributes the current fact lines vb wrote in an entity note
+    fill (domain/fact_slots.py: "live location ..." for "User lives in Lisbon")."""
+    if note.type != "entity":
+        return ""
+    # lazy: the slot table compiles its patterns on import (indexing pays it, `vb --help` not)
+    from vault_brain.domain.capture_statements import first_person
+    from vault_brain.domain.fact_slots import filled, index_words
+
+    words = []
+    for line in current.splitlines()[:MAX_SLOT_LINES]:
+        stripped = line.strip()
+        if not stripped.startswith("- ") or PROVENANCE not in stripped:
+            continue  # only the fact lines vb wrote (about 0.1 ms a line to read)
+        if found := filled(first_person(statement_of(stripped))):
+            words.append(index_words(found.slot))
+    return " ".join(unique(words))
+
+
 def document(note: Note) -> dict[str, Any]:
+    current, previously = split_previously(note.body)
     return {
         "path": note.path,
         "id": note.id,
@@ -134,7 +178,10 @@ def document(note: Note) -> dict[str, Any]:
         "title": note.title,
         "aliases": " ".join(_search_names(note)),
         "tagtext": " ".join(t.replace("/", " ").replace("-", " ") for t in note.tags),
-        "body": note.body,
-        "summary": summary(note.body),
+        "body": current,
+        "previously": previously,
+        "slots": slot_terms(note, current),
+        "superseded": superseded(note),
+        "summary": summary(current),
         "row": json.dumps(row(note), ensure_ascii=False, default=str).encode("utf-8"),
     }

@@ -12,6 +12,7 @@ from whoosh.query import And, Term
 from vault_brain.domain.notes import PERSON, Filters
 from vault_brain.domain.policy import Policy
 from vault_brain.domain.ranking import blend
+from vault_brain.domain.supersede import current_text
 from vault_brain.domain.text import unique
 from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.index.bm25 import Segments, top_docs
@@ -91,6 +92,8 @@ class Searcher:
             left_out.update(searcher.docs_for_query(Term("archived", True)))
         if not filters.private:  # (as few: left out the same way)
             left_out.update(searcher.docs_for_query(Term("private", True)))
+        if filters.current_only:  # (superseded notes: as few)
+            left_out.update(searcher.docs_for_query(Term("superseded", True)))
         query = self._filter(filters)
         if query is None:
             found = (None, left_out or None)
@@ -182,6 +185,6 @@ class Searcher:
 
     def _body(self, rel: str, fallback: str) -> str:
         try:
-            return body_text(read_regular(self.index.paths.note(rel)))
+            return current_text(body_text(read_regular(self.index.paths.note(rel))))
         except OSError:
             return fallback

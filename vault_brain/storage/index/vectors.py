@@ -30,7 +30,8 @@ log = logging.getLogger("vault_brain.search")
 
 MODEL_CONFIG, MODEL_DIM = "l2_supercat", 256
 MODEL = f"wordllama/{MODEL_CONFIG}/{MODEL_DIM}"
-FORMAT = 1  # bump when the embedded text or the file layout changes: caches are rebuilt
+# bump when the embedded text or the file layout changes: caches are rebuilt
+FORMAT = 2  # 2: a note's "## Previously" section is not embedded
 MAX_TOKENS = 512  # a note's first 512 tokens are embedded (the mean of their vectors)
 BATCH = 64
 

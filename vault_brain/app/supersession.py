@@ -1,0 +1,68 @@
+"""Supersession across notes: when a flush writes a fact filling one of the user's slots
+(domain/fact_slots.py) and an older episode states another value for that slot, the new
+note records `supersedes: [old id]` and the old one gets `superseded_by: new id` (only that
+key is added to it: storage/frontmatter_edit.py). Search then ranks the old note low and
+MEMORY.md and an agent's context leave it out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from vault_brain.app.vault import Vault
+from vault_brain.domain.capture_candidates import filled_of
+from vault_brain.domain.fact_slots import same_slot, slot_words
+from vault_brain.domain.facts import Fact
+from vault_brain.domain.notes import Filters
+from vault_brain.domain.plan import Action
+from vault_brain.domain.supersede import current_text
+from vault_brain.storage.frontmatter import parse_text
+
+CANDIDATES = 20  # older notes read per fact
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SESSION_TITLE = re.compile(r"^Session [^:]+:\s*")
+
+
+def _statements(vault: Vault, rel: str) -> list[str]:
+    """The note's title and current text, sentence by sentence, bullets removed."""
+    try:
+        parsed = parse_text(vault.paths.note(rel).read_bytes())
+    except OSError:
+        return []
+    title = str(parsed.meta.get("title") or "")
+    text = f"{_SESSION_TITLE.sub('', title)}\n{current_text(parsed.body)}"
+    return [s.strip().removeprefix("- ").strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def older_statements(
+    vault: Vault, facts: Iterable[Fact], skip: set[str]
+) -> dict[str, tuple[str, str, str]]:
+    """Episodes (not in `skip`, not superseded yet) stating an older value of a slot one of
+    `facts` fills: path -> (its id, the old statement, the new one)."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for fact in facts:
+        new = filled_of(fact.subject, fact.statement) if fact.slot else None
+        if new is None:
+            continue
+        query = f"{fact.statement} {slot_words(new.slot)}"
+        filters = Filters(type="episode", current_only=True).normalized()
+        for hit in vault.searcher.search(query, k=CANDIDATES, filters=filters, snippets=False):
+            if hit.path in skip or hit.path in found:
+                continue
+            for sentence in _statements(vault, hit.path):
+                old = filled_of("user", sentence)
+                if old and same_slot(old.slot, new.slot) and old.value.lower() != new.value.lower():
+                    found[hit.path] = (hit.id, sentence, fact.statement)
+                    break
+    return found
+
+
+def superseding_actions(
+    found: dict[str, tuple[str, str, str]], new_id: str
+) -> tuple[list[Action], list[str]]:
+    """The `superseded_by` key for each older note, and the ids the new note supersedes."""
+    actions = [
+        Action("set", rel, f"{old!r} superseded by {new!r}", {"superseded_by": new_id}, id=old_id)
+        for rel, (old_id, old, new) in sorted(found.items())
+    ]
+    return actions, [old_id for old_id, _, _ in (found[rel] for rel in sorted(found))]
