@@ -19,7 +19,9 @@ and `fresh4` were each written after the rules of their time and run once untune
 and 3 of 5 clean on that first run; each time the rules were then made more general on dev
 examples (tests/test_fact_updates.py) of the shapes missed, so none is unseen any more.
 `issue` is the wording of issue 23's examples (residence Berlin -> Lisbon, ...; the first
-trials used its residence and employer lines). Prints k of 5 per set.
+trials used its residence and employer lines). `lead` was written for the closing review by
+someone who had not read the slot rules and run once, untuned: its figure is the unseen one.
+Prints k of 5 per set.
 """
 
 from __future__ import annotations
@@ -261,6 +263,49 @@ SETS: dict[str, list[Update]] = {
             "2:30pm",
             "3pm",
             "when is planning",
+        ),
+    ],
+    "lead": [  # written by a reviewer who had not read the slot rules; run once, untuned
+        Update(
+            "residence",
+            "hi! quick context: I'm based in Glasgow, working remotely, and I need help "
+            "planning a trip.",
+            "Update on my side: we finally left Glasgow, we live in Dundee now, closer to family.",
+            "Glasgow",
+            "Dundee",
+            "where does the user live",
+        ),
+        Update(
+            "employer",
+            "I'm a backend developer at Northwind Traders and I want to tidy up my CV.",
+            "So I accepted the offer, I'm at Fabrikam as of this week. Need to update my CV again.",
+            "Northwind",
+            "Fabrikam",
+            "which company does the user work for",
+        ),
+        Update(
+            "habit",
+            "Every morning I have a green smoothie before my run.",
+            "I've stopped the smoothies; every morning it's porridge now before my run.",
+            "smoothie",
+            "porridge",
+            "what does the user have every morning",
+        ),
+        Update(
+            "tool",
+            "For writing I use Scrivener, it keeps my chapters organised.",
+            "I ditched Scrivener and moved my novel into Obsidian last weekend.",
+            "Scrivener",
+            "Obsidian",
+            "which writing app does the user use",
+        ),
+        Update(
+            "meeting time",
+            "My weekly one-to-one with Dana is on Thursdays at 15:00.",
+            "Dana moved our one-to-one to Friday at 11:00 from next week.",
+            "Thursday",
+            "Friday",
+            "when is the one-to-one with Dana",
         ),
     ],
     "issue": [
