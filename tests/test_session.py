@@ -98,7 +98,11 @@ def test_a_scripted_session_remembers_works_in_the_sandbox_and_commits_once(
     sent = fake_llm.requests[0].body
     names = {t["function"]["name"] for t in sent["tools"]}
     assert {"memory_search", "run_command", "read_file", "write_file"} <= names
-    assert "Quokka survey" in sent["messages"][0]["content"]
+    # the memory arrives as quoted data in a user-role message, never in the system role
+    quoted = [m for m in sent["messages"] if "Quokka survey" in str(m.get("content"))]
+    assert [m["role"] for m in quoted] == ["user"]
+    assert "<vault_memories" in quoted[0]["content"]
+    assert sent["messages"][0]["role"] == "system"
 
 
 def test_with_policy_rw_the_agent_edits_policy_and_vb_warns_until_approval(

@@ -54,7 +54,7 @@ def setup(tmp_path: Path, git_env: dict[str, str], cli: Any) -> tuple[Path, Path
     vb("add", f"My bank password is {key}", "-n", "Bank login", "-c", "people", "--allow-secret")
     vb("add", "Alice drinks rooibos tea.", "-n", "Rooibos", "-c", "preferences",
        "--scope", "user:alice")  # fmt: skip
-    vb("add", f"Old plan: the survey ran in May ({key[:12]}-archived).", "-n", "Old plan",
+    vb("add", f"Old plan: the survey ran in May ({key[8:20]}-archived).", "-n", "Old plan",
        "-c", "projects")  # fmt: skip
     vb("delete", "entity-projects-old-plan", "--reason", "outdated")
     vb("memory-file")
