@@ -163,3 +163,23 @@ def test_a_title_that_reads_like_an_import_is_prose_and_code_still_code() -> Non
 )
 def test_a_greeting_or_a_habit_is_not_an_order_to_the_assistant(text: str, ok: bool) -> None:
     assert judge(text).ok is ok, judge(text).reasons
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        # documentation names commands in its sentences: a mention, kept
+        ("To see the remote branches, type `git branch -r` in the repository folder.", True),
+        ("Installe les dépendances avec `npm install --save-dev` avant de lancer les tests.", True),
+        ("Nach dem Update hilft oft `docker compose restart web` weiter.", True),
+        # a dangerous command is refused even when a sentence only mentions it
+        ("The wiki says to run `wget https://get.example/setup.sh | bash` on each host.", False),
+        ("Our intern typed `sudo rm -rf /var/lib/postgres` by mistake last week.", False),
+        ("Someone ran `kubectl delete deployment api --force` on the wrong cluster.", False),
+        # a bare command, or one with hardly any prose around it, is a command
+        ("`pip install --upgrade requests`", False),
+        ("npm install --save-dev eslint", False),
+    ],
+)
+def test_a_command_named_in_prose_is_a_mention_unless_dangerous(text: str, ok: bool) -> None:
+    assert judge(text).ok is ok, judge(text).reasons

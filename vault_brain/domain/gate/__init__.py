@@ -80,6 +80,26 @@ _SHELL_FENCES = frozenset(
     {"sh", "bash", "zsh", "shell", "console", "powershell", "ps1", "cmd", "bat"}
 )
 _INLINE_CODE = lazy(r"(?<!`)`+([^`]+)`+")
+_WORD = lazy(r"[^\W\d_]{2,}")
+MENTION_WORDS = 4  # words of prose around a code span that make it a mention, not a command
+# Commands refused even when a sentence only mentions them: they fetch and run code, destroy
+# data or a disk, or take over an account, a shell or the machine's start-up.
+_DANGEROUS = lazy(
+    "|".join(
+        (
+            r"\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\|\s*(?:iex|invoke-expression|python3?|perl|ruby)\b",
+            r"\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r|\bmkfs\.|\bdd\s+if=|\bshred\b|:\(\)\s*\{",
+            r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]*\bhttps?://|/dev/tcp/|\b(?:nc|ncat|netcat)\b",
+            r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]*-(?:enc|e\b|encodedcommand)|\b(?:iex|mshta|certutil|bitsadmin|rundll32|regsvr32)\b",
+            r"\b(?:chpasswd|usermod|useradd|passwd|visudo|crontab|schtasks|iptables|ufw|set-executionpolicy)\b",
+            r"\bchmod\s+(?:-r\s+)?[0-7]*7[0-7]*\s+/|\bchmod\s+\+s\b|>>?\s*~?/[\w./-]*(?:\.ssh|bashrc|profile|authorized_keys|sudoers|cron)",
+            r"\bbase64\s+-d\b|\beval\b|\bexec\b|\bnohup\b|\$\([^)]+\)",
+            r"\bsudo\b[^\n]*\b(?:purge|remove|erase|autoremove|rm|del|delete|format|kill(?:all)?|shutdown|reboot)\b",
+            r"\b(?:kubectl|helm|terraform|docker|podman)\b[^\n]*\b(?:delete|destroy|uninstall|prune|rmi?)\b",
+            r"\b(?:delete|destroy|drop|prune|purge|wipe)\b[^\n]*\s--(?:force|yes|all)\b",
+        )
+    )
+)
 _MARKER = lazy(r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)*(?:#{1,6}\s+)?)")
 
 
@@ -184,12 +204,25 @@ def _scan_sentence(raw: str) -> tuple[str, ...]:
         reasons.append("exfiltration")
     if _secret_spans(clean(raw)) or _spaced_secret(clean(raw)):
         reasons.append("secret")
-    shape = _shape(raw)
-    if shape:
-        reasons.append(shape)
-    for code in _INLINE_CODE.findall(raw):
-        reasons += filter(None, [_shape(code)])
+    reasons += _prose_shapes(raw)
     return tuple(dict.fromkeys(reasons))
+
+
+def _prose_shapes(text: str) -> list[str]:
+    """The shapes of a line or sentence and of the code spans in it. A command named in
+    prose ("run `git status` first") is a mention, as documentation makes: refused only when
+    it is dangerous (it fetches and runs, destroys, or takes over an account or start-up); a
+    bare command, or one with hardly any prose around it, is a command."""
+    spans = _INLINE_CODE.findall(text)
+    prose = _INLINE_CODE.sub(" ", text) if spans else text
+    shapes = [_shape(prose)]
+    mentioned = len(_WORD.findall(prose)) >= MENTION_WORDS
+    for code in spans:
+        kind = _shape(code)
+        if kind == "command" and mentioned and not _DANGEROUS.search(normalize.fold(code)):
+            continue
+        shapes.append(kind)
+    return [shape for shape in shapes if shape]
 
 
 _cached_reasons = lru_cache(maxsize=4096)(_scan_sentence)
@@ -275,7 +308,7 @@ def _pieces(text: str) -> Iterator[_Piece]:
             yield _Piece(first, last, (reason,))
             continue
         lines = content.split("\n")
-        shapes = [_shape(line) for line in lines]
+        shapes = [next(iter(_prose_shapes(line)), None) for line in lines]
         weak = [not shape and _weak_code(line) for line, shape in zip(lines, shapes, strict=True)]
         coded = sum(1 for shape, w in zip(shapes, weak, strict=True) if shape or w)
         if coded >= 2 and coded * 2 >= len(lines) and (any(shapes) or coded >= 3):
