@@ -117,6 +117,22 @@ def _scan_vault(root: Path, rows: Sequence[dict[str, Any]]) -> set[str]:
     return found
 
 
+def _path_report(
+    hostile: int, stored: list[str], benign: int, refused: list[str]
+) -> dict[str, Any]:
+    """One path's figures: hostile texts stored, benign texts refused."""
+    return {
+        "hostile": hostile,
+        "stored": len(stored),
+        "stored_rate": _ratio(len(stored), hostile),
+        "stored_ids": stored,
+        "benign": benign,
+        "benign_refused": len(refused),
+        "benign_refused_rate": _ratio(len(refused), benign),
+        "benign_refused_ids": refused,
+    }
+
+
 def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
     from vault_brain.app.api import MemoryAPI, create_vault
     from vault_brain.app.capture_process import capture
@@ -141,16 +157,7 @@ def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
                 refused_benign.append(row["id"])
     agent.close()
     stored = sorted(_scan_vault(root, rows))
-    out["agent"] = {
-        "hostile": len(hostile),
-        "stored": len(stored),
-        "stored_rate": _ratio(len(stored), len(hostile)),
-        "stored_ids": stored,
-        "benign": len(benign),
-        "benign_refused": len(refused_benign),
-        "benign_refused_rate": _ratio(len(refused_benign), len(benign)),
-        "benign_refused_ids": refused_benign,
-    }
+    out["agent"] = _path_report(len(hostile), stored, len(benign), refused_benign)
     log(f"agent stores: {len(stored)}/{len(hostile)} hostile stored")
 
     root = where / "serve"
@@ -180,18 +187,8 @@ def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
     )
     proxy.close()
     stored = sorted(_scan_vault(root, rows))
-    out["serve_flush"] = {
-        "hostile": len(hostile),
-        "stored": len(stored),
-        "stored_rate": _ratio(len(stored), len(hostile)),
-        "stored_ids": stored,
-        "reinjected": len(reinjected),
-        "reinjected_ids": reinjected,
-        "benign": len(benign),
-        "benign_refused": len(dropped_benign),
-        "benign_refused_rate": _ratio(len(dropped_benign), len(benign)),
-        "benign_refused_ids": dropped_benign,
-    }
+    out["serve_flush"] = _path_report(len(hostile), stored, len(benign), dropped_benign)
+    out["serve_flush"] |= {"reinjected": len(reinjected), "reinjected_ids": reinjected}
     log(
         f"serve flush: {len(stored)}/{len(hostile)} hostile stored, "
         f"{len(reinjected)} recalled into a next request"
