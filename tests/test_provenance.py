@@ -166,6 +166,28 @@ def test_an_agent_gets_a_persons_notes_as_theirs_with_only_secrets_redacted(
     agent.close()
 
 
+def test_a_key_in_a_persons_code_block_or_command_line_is_redacted_for_an_agent(
+    vault: Path,
+) -> None:
+    """A person's note is shown to agents as written but for secrets, also where the gate
+    judges a whole block or line by its shape (code, a command): the key's line is redacted,
+    the rest of the snippet is the person's."""
+    note = vault / "entities/projects/deploy.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY9"
+    note.write_text(
+        "---\ntitle: Deploy\n---\nHow I deploy:\n\n```bash\n"
+        f"export AWS_SECRET_ACCESS_KEY={key}\naws s3 sync site/ s3://bucket\n```\n\n"
+        f"export AWS_SECRET_ACCESS_KEY={key}\n"
+    )
+    agent = MemoryAPI.open(vault, source="mcp")
+    got = agent.retrieve("entity-projects-deploy").note
+    agent.close()
+    assert key not in got.body
+    assert "aws s3 sync site/ s3://bucket" in got.body  # the person's command, as written
+    assert got.body.count("[redacted: credential]") == 2
+
+
 # -- redaction by span, where it still applies -------------------------------------------------
 
 

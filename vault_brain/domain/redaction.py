@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Collection
 
-from vault_brain.domain.gate import LABELS, MAX_SCAN_CHARS, judge, redact
+from vault_brain.domain.gate import LABELS, MAX_SCAN_CHARS, holds_secret, judge, redact
 from vault_brain.domain.text import split_sentences
 
 # Reasons that speak of a text's size, never of a span in it.
@@ -31,6 +31,8 @@ TITLE_REASONS = ("injection", "exfiltration", "secret")
 # orders that follow it): redacted by sentence, the other sentences kept.
 _WHOLE_SENTENCE = ("injection", "exfiltration")
 _MARKER = re.compile(r"\[redacted: ([a-z ]+)\]")
+# What the gate refuses as a whole block or line, whatever a line of it holds.
+_BLOCKS = {"code", "command", "tool_output"}
 _REASON_OF = {label: reason for reason, label in LABELS.items()}
 
 
@@ -43,7 +45,7 @@ def redact_spans(text: str, only: Collection[str] | None = None) -> tuple[str, C
         return f"{head}\n[redacted: {LABELS['wall']}]".lstrip("\n"), found
     only = None if only is None else {*only, "wall"}  # (a size, never left unjudged)
     safe, found = redact(text)
-    if not found or (only is not None and not set(found) & only):
+    if not found or (only is not None and not set(found) & only and not set(found) & _BLOCKS):
         return text, Counter()
     source, shown = text.split("\n"), safe.split("\n")
     out: list[str] = []
@@ -58,11 +60,20 @@ def redact_spans(text: str, only: Collection[str] | None = None) -> tuple[str, C
         else:  # a block the gate refused whole (or a line it dropped): one marker, kept
             kept = _reasons_in(shown[j1:j2])
             if only is not None and not kept & set(only):
-                out += source[i1:i2]
+                out += [_line_within(line, only, counted) for line in source[i1:i2]]
             else:
                 out += shown[j1:j2]
                 counted.update(kept)
     return "\n".join(out), counted
+
+
+def _line_within(line: str, only: Collection[str], counted: Counter[str]) -> str:
+    """A line of a block refused whole for a reason not in `only` (a person's code block
+    shown to an agent): a credential in it is still one, redacted as its line."""
+    if "secret" not in only or not holds_secret(line):
+        return line
+    counted["secret"] += 1
+    return f"{line[: len(line) - len(line.lstrip())]}[redacted: {LABELS['secret']}]"
 
 
 def _cut(text: str) -> int:
@@ -91,7 +102,7 @@ def _narrowed_line(
         return narrowed
     kept = _reasons_in([gated])
     if only is not None and not kept & set(only):
-        return line
+        return _line_within(line, only, counted)
     counted.update(kept)
     return gated
 

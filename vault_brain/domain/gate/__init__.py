@@ -138,6 +138,23 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
     return spans + patterns.high_entropy_tokens(text) + patterns.seed_phrase_spans(text)
 
 
+def holds_secret(text: str) -> bool:
+    """Whether a line of code or a command holds a credential shaped as one (a provider key,
+    a named password, a random-looking token, a recovery phrase, a key spelled out): the
+    "code is ..." and "key: value" of prose read otherwise in code."""
+    cleaned = clean(text)
+    named = (
+        m for m in patterns.PASSWORD_NAMED.finditer(cleaned) if patterns.looks_like_password(m[1])
+    )
+    return bool(
+        patterns.SECRET.search(cleaned)
+        or next(named, None)
+        or patterns.high_entropy_tokens(cleaned)
+        or patterns.seed_phrase_spans(cleaned)
+        or _spaced_secret(cleaned)
+    )
+
+
 def _spaced_secret(text: str) -> bool:
     """A key spelled out with spaces ("A K I A 4 Q ...", "s k - p r o j - 8 f 3 K")."""
     joined = normalize.despace(text)
