@@ -142,6 +142,7 @@ class EntityFeed:
             folder = scope_folder(fact.scope)
             where = f"{fact.category}/{folder}" if folder else fact.category
             rel = f"entities/{where}/{slugify(fact.subject)}.md"
+            rel = self._slot_home(fact, rel) or rel
             target = self.target(rel, fact.scope)
             if target is None:
                 continue
@@ -165,6 +166,26 @@ class EntityFeed:
                 self.replacing[line] = replaced
             out.setdefault(rel, []).append(line)
         return out
+
+    def _slot_home(self, fact: Fact, rel: str) -> str | None:
+        """Another note of the same subject (people, preferences, projects, ...) stating an
+        older value of the fact's slot: the new line goes there, beside the line it
+        replaces (a slot belongs to the subject, whichever of its notes holds it)."""
+        if not fact.slot:
+            return None
+        parts = PurePosixPath(rel).parts
+        pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
+        for path in sorted((self.vault.paths.root / "entities").glob(pattern)):
+            other = f"entities/{path.relative_to(self.vault.paths.root / 'entities').as_posix()}"
+            if other == rel:
+                continue
+            target = self.target(other, fact.scope)
+            if target is None or not target["exists"]:
+                continue
+            pending = [statement_of(x) for x in target["lines"]]
+            if self._superseded(fact, [*target["statements"], *pending]):
+                return other
+        return None
 
     @staticmethod
     def _superseded(fact: Fact, statements: list[str]) -> str | None:

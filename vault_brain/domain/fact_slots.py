@@ -30,6 +30,15 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "shell": ("bash", "zsh", "fish", "nushell", "powershell"),
     "terminal": ("iterm", "iterm2", "alacritty", "kitty", "wezterm", "ghostty", "warp"),
     "notes app": ("obsidian", "notion", "evernote", "logseq", "bear", "onenote", "joplin"),
+    "writing app": (
+        "scrivener", "ulysses", "ia writer", "google docs", "microsoft word", "ms word",
+        "libreoffice writer", "final draft", "vellum", "novelcrafter", "plottr", "dabble",
+        "typora", "overleaf",
+    ),
+    "breakfast": (
+        "porridge", "oatmeal", "overnight oats", "oats", "granola", "muesli", "cereal",
+        "avocado toast", "scrambled eggs", "yoghurt", "yogurt", "bagels", "pancakes",
+    ),
     "drink": (
         "green tea", "black tea", "herbal tea", "tea", "coffee", "espresso", "flat white",
         "latte", "cappuccino", "americano", "matcha", "chai", "yerba mate", "mate",
@@ -40,10 +49,11 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "filter coffee", "black coffee", "oat latte", "energy drink", "milk",
     ),
 }  # fmt: skip
-_TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app")
+_TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app", "writing app")
 _MEETINGS = (
     r"stand-?ups?|daily scrum|scrum|retros?|retrospectives?|syncs?|one-on-ones?|1:1s?"
-    r"|1-on-1s?|sprint planning|planning|sprint reviews?|demos?|all-hands|check-ins?"
+    r"|1-on-1s?|one-to-ones?|1-to-1s?|sprint planning|planning|sprint reviews?|demos?"
+    r"|all-hands|check-ins?"
     r"|team meetings?|staff meetings?|meetings?|team calls?|calls?"
 )
 _TIME = (
@@ -51,6 +61,9 @@ _TIME = (
     r"|half past \w+|quarter (?:past|to) \w+|half (?:one|two|three|four|five|six|seven|eight"
     r"|nine|ten|eleven|twelve))"
 )
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+# when a meeting is: its time (on a day or not), or else its day
+_WHEN = rf"(?:(?:{_DAY}\s+at\s+)?(?P<value>{_TIME})|(?P<day>{_DAY}))"
 # a time that says it is one without a preposition ("standup is now half nine", "10:30")
 _CLOCK = (
     r"(?:\d{1,2}[:.]\d{2}\s*(?:a\.?m\.?|p\.?m\.?)?|\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)"
@@ -102,7 +115,9 @@ _EMPLOYER = (
     rf"\s+{_AT_ORG}",
     rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+(?:by|at)\s+{_AT_ORG}",
     # a clause about a job naming where: "I switched jobs, I'm now at X", "new gig at X"
-    rf"\b(?:jobs?|role|position|hired|employer|gig)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
+    rf"\b(?:jobs?|role|position|hired|employer|gig|offer)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
+    # "I'm at Fabrikam as of this week", "I'm with Stripe since May"
+    rf"\b(?:i'?m|i am)\s+{_ADV}(?:at|with)\s+{_AT_ORG}(?=\s+(?:as of|since|starting)\b)",
     # "I'm joining X", "I'll be starting at X", "I've been at X for two years"
     rf"\b(?:(?:i'?m|i am|i'll be|i will be)\s+{_ADV}(?:joining|starting\s+at)"
     rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+{_AT_ORG}",
@@ -151,10 +166,10 @@ _MEETING_TIME = (
     r"|takes place|was moved|got moved|has moved|have moved|moved|is moving|is being moved"
     r"|was pushed|got pushed|pushed|was shifted|shifted|changed|kicks off|kick off|got bumped"
     r"|was bumped|bumped|got rescheduled|was rescheduled|got moved up|moved up)\s+(?:\w+\s+){0,3}?"
-    rf"(?:(?:to|at|for|back to|up to)\s+(?P<value>{_TIME})|(?P<clock>{_CLOCK}))",
+    rf"(?:(?:to|at|for|on|back to|up to)\s+{_WHEN}|(?P<clock>{_CLOCK}))",
     rf"\b(?:moved|pushed|shifted|rescheduled|changed|bumped)\s+(?:the\s+|our\s+|my\s+)?"
     rf"(?:\w+\s+)?(?P<subject>{_MEETINGS})\s+(?:\w+\s+){{0,2}}?to\s+(?:[\w-]+\s+){{0,2}}?"
-    rf"(?:at\s+)?(?P<value>{_TIME})",
+    rf"(?:at\s+|on\s+)?{_WHEN}",
 )
 
 
@@ -201,9 +216,11 @@ def _taken(core: str) -> Filled | None:
     verb = _TAKES_RE.search(core)
     mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
     first_person = _FIRST_PERSON.search(core) is not None or verb is not None
+    left: str | None = None  # the kind of what the clause leaves: the slot it changes
     for match in _LEXICON_RE.finditer(core):
         before = core[: match.start()]
         if _LEAVING.search(before[-40:]):
+            left = left or _KIND_OF[match.group(1).lower()]
             continue  # "from vim", "instead of vim", "gave up espresso"
         if not (
             (verb is not None and verb.end() <= match.start())
@@ -214,13 +231,38 @@ def _taken(core: str) -> Filled | None:
         ):
             continue
         word = match.group(1).lower()
-        kind = _KIND_OF[word]
-        if kind in _TOOL_KINDS:
-            return Filled(f"tool:{kind}", word)
-        part = _DAYPART.search(core)
-        when = f":{part.group(1).lower()}" if part else ""
-        return Filled(f"habit:{kind}{when}", word)
+        return _slot_for(core, _KIND_OF[word], word, left)
+    replacement = _REPLACEMENT.search(core) if left and first_person else None
+    if left and replacement and replacement.group("value").split()[0].lower() not in _NOT_VALUES:
+        # "I've stopped the smoothies; it's porridge now": what replaces a known thing
+        return _slot_for(core, left, replacement.group("value").lower(), None)
     return None
+
+
+# what replaces the thing a clause leaves, named or not in the lexicon ("it's porridge now")
+_REPLACEMENT = lazy(
+    r"\b(?:it'?s|it is|i'?m on|i have|i eat|i drink)\s+(?:(?:a|an|some)\s+)?"
+    r"(?P<value>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:now|instead|these days|nowadays)\b",
+    re.I,
+)
+# words that open no replacement ("it's too late now", "it's fine now")
+_NOT_VALUES = {
+    "the", "that", "this", "it", "over", "done", "fine", "better", "worse", "time", "all",
+    "too", "so", "very", "really", "much", "late", "early", "ok", "okay", "gone", "not",
+}  # fmt: skip
+
+
+def _slot_for(core: str, kind: str, word: str, left: str | None) -> Filled:
+    """The slot of taking `word` (of `kind`): a tool's kind, or a habit's kind and time of
+    day. A clause that leaves one thing for another changes the slot of what it leaves
+    ("ditched Scrivener for Obsidian" is about the writing app, whatever else Obsidian is)."""
+    if left and (left in _TOOL_KINDS) == (kind in _TOOL_KINDS):
+        kind = left
+    if kind in _TOOL_KINDS:
+        return Filled(f"tool:{kind}", word)
+    part = _DAYPART.search(core)
+    when = f":{part.group(1).lower()}" if part else ""
+    return Filled(f"habit:{kind}{when}", word)
 
 
 def _meeting(core: str) -> Filled | None:
@@ -228,8 +270,15 @@ def _meeting(core: str) -> Filled | None:
         match = pattern.search(core)
         if match is not None:
             name = re.sub(r"[^a-z0-9:]+", "", match.group("subject").lower()).rstrip("s")
-            name = {"retrospective": "retro", "1on1": "1:1", "oneonone": "1:1"}.get(name, name)
-            value = match.group("value") or match.groupdict().get("clock") or ""
+            name = {
+                "retrospective": "retro",
+                "1on1": "1:1",
+                "oneonone": "1:1",
+                "onetoone": "1:1",
+                "1to1": "1:1",
+            }.get(name, name)
+            groups = match.groupdict()
+            value = groups["value"] or groups.get("day") or groups.get("clock") or ""
             return Filled(f"meeting:{name}:time", " ".join(value.split()).lower())
     return None
 
