@@ -131,7 +131,7 @@ _TAKES = (
     rf"\b(?:{_WE}(?:(?:\w+ly|always|often|mostly|still|now)\s+)?|(?:i'?m|i am)\s+{_ADV}"
     rf"|^{_ADV})"
     r"(?:on|use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|'ve|"
-    r"drink|drank|drinking|have|having|start the day with|started drinking|"
+    r"drink|drank|drinking|eat|ate|eating|have|having|start the day with|started drinking|"
     r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with|start with"
     r"|kick off with|begin with)\b"
 )
@@ -150,6 +150,7 @@ _TAKING = lazy(
     r"|glass of|[\w-]+)\s+){0,2}$",
     re.I,
 )
+_ROUTINE = lazy(r"\b(?:every|each)\s+(?:morning|evening|night|afternoon|day)\b", re.I)
 _FIRST_PERSON = lazy(r"\b(?:i|we|my|our|me|us|i'm|i've|we're|we've)\b", re.I)
 # "Neovim is what I use", "Helix is my daily driver", "tea's what I have"
 _IS_MINE = lazy(
@@ -215,7 +216,8 @@ def _taken(core: str) -> Filled | None:
     herbal tea now"): the first thing of a known kind the clause does not leave."""
     verb = _TAKES_RE.search(core)
     mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
-    first_person = _FIRST_PERSON.search(core) is not None or verb is not None
+    # a routine is the speaker's own ("every morning it's porridge now")
+    first_person = any(p.search(core) for p in (_FIRST_PERSON, _ROUTINE)) or verb is not None
     left: str | None = None  # the kind of what the clause leaves: the slot it changes
     for match in _LEXICON_RE.finditer(core):
         before = core[: match.start()]
