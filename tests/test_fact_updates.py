@@ -94,6 +94,14 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
     # an employer without "work"
     ("So we signed the offer, I'm at Contoso as of Monday", ("identity:employer", "Contoso")),
     ("I'm with Stripe since May", ("identity:employer", "Stripe")),
+    ("I teach chemistry at Oakfield College", ("identity:employer", "Oakfield College")),
+    ("I'm currently renting in Bath", ("identity:location", "Bath")),
+    ("My check-in with Omar is on Fridays at 4pm", ("meeting:checkin:time", "4pm")),
+    ("Omar moved our check-in to Thursday", ("meeting:checkin:time", "thursday")),
+    (
+        "I've cut out the beer; these days it's kombucha with dinner",
+        ("habit:drink:dinner", "kombucha"),
+    ),
     # counter-examples
     ("I stopped the tea; it's too late now", None),  # no replacement
     ("I quit the gym; it is boring now", None),
@@ -575,3 +583,38 @@ def test_an_episode_title_says_what_it_holds_and_never_ends_in_half_a_word(
     body = parse_text(episode.read_bytes()).body
     assert all(word in body for word in words), title  # words of what the note holds
     assert len(title) <= len("Session s1: ") + 70
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("I've left Initrode and I'm freelancing now", ["Initrode"]),
+        ("I ditched Trello for Linear", ["Trello"]),
+        ("No more evening beers for me", ["beer"]),
+        ("I switched away from Bitwarden to 1Password", ["Bitwarden"]),
+        ("I left the office early", []),  # only a named place or employer is left
+        ("I quit my job", []),
+        ("I moved to Leeds", []),
+    ],
+)
+def test_what_a_statement_says_its_subject_left(text: str, left: list[str]) -> None:
+    from vault_brain.domain.fact_slots import left_values
+
+    assert left_values(text) == left
+
+
+def test_a_statement_leaving_a_named_thing_supersedes_the_line_naming_it_without_a_slot(
+    vault: Path, cli: Any
+) -> None:
+    """No slot rule knows recipe apps: the new statement's "dropped Paprika" decides."""
+    _say(cli, vault, "s1", "I keep my recipes in Paprika.")
+    _say(cli, vault, "s2", "I dropped Paprika, my recipes live in Mealie now.")
+
+    (entity,) = [p for p in vault.glob("entities/*/user.md")]
+    current, previously = parse_text(entity.read_bytes()).body.split("## Previously", 1)
+    assert "Mealie" in current and "in Paprika" not in current
+    assert "User keeps their recipes in Paprika" in previously
+    assert "superseded by: User dropped Paprika" in previously
+    assert cli("--vault", str(vault), "memory-file").exit_code == 0
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Mealie" in memory and "keeps their recipes in Paprika" not in memory

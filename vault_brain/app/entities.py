@@ -13,7 +13,7 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
-from vault_brain.domain.fact_slots import same_slot
+from vault_brain.domain.fact_slots import left_values, names_value, same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import is_vb_source, merged_source, note_source
 from vault_brain.domain.plan import Action
@@ -171,7 +171,7 @@ class EntityFeed:
         """Another note of the same subject (people, preferences, projects, ...) stating an
         older value of the fact's slot: the new line goes there, beside the line it
         replaces (a slot belongs to the subject, whichever of its notes holds it)."""
-        if not fact.slot:
+        if not fact.slot and not left_values(fact.statement):
             return None
         parts = PurePosixPath(rel).parts
         pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
@@ -189,12 +189,16 @@ class EntityFeed:
 
     @staticmethod
     def _superseded(fact: Fact, statements: list[str]) -> str | None:
-        """The latest older statement filling the same slot as this fact, if any."""
-        if not fact.slot:
-            return None
-        for older in reversed(statements):
-            if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
-                return older
+        """The latest older statement filling the same slot as this fact, else the latest
+        naming what this fact says its subject left ("dropped Visio"), if any."""
+        if fact.slot:
+            for older in reversed(statements):
+                if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
+                    return older
+        for value in left_values(fact.statement):
+            for older in reversed(statements):
+                if names_value(older, value) and not left_values(older):
+                    return older
         return None
 
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:

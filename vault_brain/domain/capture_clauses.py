@@ -181,7 +181,7 @@ def split_clauses(sentence: str) -> list[str]:
 # What replaces the thing the clause before gave up: "I've stopped the smoothies; (every
 # morning) it's porridge now".
 _LEAVES = re.compile(
-    r"\b(?:stopped|quit|gave up|given up|dropped|ditched|cut out|no more)\b", re.IGNORECASE
+    r"\b(?:stopped|quit|gave up|given up|dropped|ditched|cut out|no more|left)\b", re.IGNORECASE
 )
 _REPLACING = re.compile(
     r"^(?:[\w ]{0,30}?\s)?(?:it'?s|it is|now it'?s)\s+(?:[\w-]+\s+){1,2}?"

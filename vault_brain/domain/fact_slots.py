@@ -46,7 +46,9 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "warm water", "water", "decaf", "rooibos", "cortado", "macchiato", "mocha",
         "earl grey", "oolong", "sencha", "genmaicha", "kefir", "protein shake", "lemon water",
         "sparkling water", "hot water", "barley tea", "cold brew", "iced coffee",
-        "filter coffee", "black coffee", "oat latte", "energy drink", "milk",
+        "filter coffee", "black coffee", "oat latte", "energy drink", "milk", "wine",
+        "red wine", "white wine", "beer", "chamomile", "peppermint tea", "mint tea", "cola",
+        "hot milk",
     ),
 }  # fmt: skip
 _TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app", "writing app")
@@ -54,7 +56,8 @@ _MEETINGS = (
     r"stand-?ups?|daily scrum|scrum|retros?|retrospectives?|syncs?|one-on-ones?|1:1s?"
     r"|1-on-1s?|one-to-ones?|1-to-1s?|sprint planning|planning|sprint reviews?|demos?"
     r"|all-hands|check-ins?"
-    r"|team meetings?|staff meetings?|meetings?|team calls?|calls?"
+    r"|team meetings?|staff meetings?|meetings?|team calls?|calls?|catch-?ups?|check-?ins?"
+    r"|(?:design |code |weekly |monthly )?reviews?|huddles?|town ?halls?|office hours"
 )
 _TIME = (
     r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)?(?![\w:/-])|noon|midday|midnight"
@@ -73,7 +76,10 @@ _CLOCK = (
 _DAYPART = lazy(r"\b(morning|evening|night|afternoon|breakfast|lunch|dinner|bedtime)s?\b", re.I)
 _PLACE = r"(?-i:[A-Z][\w'’-]+(?:[ -](?:de |da |do |del |am |upon |on |-)?(?-i:[A-Z])[\w'’-]+)*)"
 _ORG = r"(?-i:[A-Z0-9][\w&'’.-]*(?:\s+(?-i:[A-Z0-9&])[\w&'’.-]*)*)"
-_ADV = r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually)\s+)*"
+_ADV = (
+    r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually"
+    r"|currently)\s+)*"
+)
 _HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
 # "I", "we've just", "I have now", "we packed up and"
 _WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+)?"
@@ -82,7 +88,7 @@ _AT_ORG = rf"(?:the\s+)?(?P<value>{_ORG})"  # "at the Guardian" -> Guardian
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
     rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living|reside|resided)"
-    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing)"
+    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing|renting|staying)"
     rf"|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
     # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "made the move to Y"
@@ -102,10 +108,10 @@ _RESIDENCE = (
 )
 _WORKS = (
     r"(?:work|worked|working|been working|freelance|freelancing|consult|consulting|contract"
-    r"|contracting)"
+    r"|contracting|teach|teaching|taught|lecture|lecturing)"
 )
 _EMPLOYER = (
-    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV}){_WORKS}(?:\s+\w+ly)?"
+    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV}){_WORKS}(?:\s+\w+ly)?(?:\s+[a-z]+){{0,2}}?"
     rf"(?:\s+as\s+an?\s+[\w -]+?)?\s+(?:at|for)\s+{_AT_ORG}",
     rf"\b(?:{_WE}|^{_ADV})(?:left|quit)\s+{_ORG}\s+(?:to\s+join|for)"
     rf"\s+{_AT_ORG}",
@@ -115,7 +121,7 @@ _EMPLOYER = (
     rf"\s+{_AT_ORG}",
     rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+(?:by|at)\s+{_AT_ORG}",
     # a clause about a job naming where: "I switched jobs, I'm now at X", "new gig at X"
-    rf"\b(?:jobs?|role|position|hired|employer|gig|offer)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
+    rf"\b(?:jobs?|role|position|post|hired|employer|gig|offer)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
     # "I'm at Fabrikam as of this week", "I'm with Stripe since May"
     rf"\b(?:i'?m|i am)\s+{_ADV}(?:at|with)\s+{_AT_ORG}(?=\s+(?:as of|since|starting)\b)",
     # "I'm joining X", "I'll be starting at X", "I've been at X for two years"
@@ -139,6 +145,7 @@ _TAKES = (
 _LEAVING = lazy(
     r"\b(?:from|instead of|rather than|over(?!\s+to\b)|in place of|gave up|given up|give up"
     r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?"
+    r"|cut out|cut down on|swapped|replaced"
     r"|not|don't|do not|hate|dislike|can't stand|tried|trying|try|off)\s+"
     r"(?:(?:the|a|an|my|using|drinking)\s+)?(?:\w+\s+)?$",
     re.I,
@@ -315,6 +322,49 @@ def filled(core: str) -> Filled | None:
                 break  # "moved to VS Code": a tool, not a place
             return Filled(slot, value.rstrip(".,;"))
     return taken
+
+
+# What a statement says its subject left, by name: "left Contoso", "dropped Visio",
+# "switched from Todoist to ...", "cut out the wine", "no more afternoon coffee". A line of
+# the subject's that names it states the old value, whatever slot (or none) either fills.
+_LEFT = lazy(
+    r"\b(?:(?P<named>left|moved (?:away )?from|moved out of)\s+(?=[A-Z])"
+    r"|(?:quit|quitting|dropped|dropping|ditched|ditching|gave up(?: on)?|given up(?: on)?"
+    r"|giving up(?: on)?|cut out|stopped(?: using| drinking| having)?|no more|moved on from"
+    r"|switched (?:away )?from|migrated (?:away )?from|replaced|instead of|swapped)\s+)"
+    r"(?:(?:the|my|our|using|drinking|having|my old)\s+)?"
+    r"(?P<value>(?-i:[A-Z0-9][\w&'’.+-]*(?:\s+(?-i:[A-Z0-9])[\w&'’.+-]*){0,2})"
+    r"|[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
+    r"(?=\s*(?:[,.;:!?)]|$|\s(?:and|to|for|with|in|at|since|because|now|this|last|after"
+    r"|before|completely|altogether|entirely|though|but|so|as|on|of)\b))",
+    re.I,
+)
+_NOT_LEFT = {"it", "that", "this", "them", "job", "work", "there", "here", "home", "town"}
+
+
+def left_values(core: str) -> list[str]:
+    """The things a statement says its subject left or gave up, each as the word(s) an older
+    statement would name it by (a name whole, else the last word: "afternoon coffee" ->
+    "coffee"); [] when it leaves nothing by name."""
+    text = " ".join(core.replace("’", "'").split())
+    out: list[str] = []
+    for match in _LEFT.finditer(text):
+        value = match.group("value").strip(" .,'")
+        named = value[:1].isupper() or value[:1].isdigit()
+        if not named:
+            if match.group("named"):
+                continue  # "left the office": only a named place or employer is left
+            value = value.split()[-1]
+            value = value[:-1] if value.endswith("s") and not value.endswith("ss") else value
+        if value.lower() not in _NOT_LEFT and len(value) > 1:
+            out.append(value)
+    return out
+
+
+def names_value(text: str, value: str) -> bool:
+    """Whether `text` names `value` as a word (or its plural: "lattes")."""
+    pattern = rf"(?<![\w-]){re.escape(value)}(?:e?s)?(?![\w-])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def slot_of_statement(core: str) -> str | None:
