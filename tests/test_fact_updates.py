@@ -618,3 +618,42 @@ def test_a_statement_leaving_a_named_thing_supersedes_the_line_naming_it_without
     assert cli("--vault", str(vault), "memory-file").exit_code == 0
     memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
     assert "Mealie" in memory and "keeps their recipes in Paprika" not in memory
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        ("Choir practice has moved to 7:30pm", "Choir practice is every Wednesday at 7pm", True),
+        ("User keeps their photos in Immich since May", "User keeps their photos in Flickr", True),
+        ("Gym sessions are now with Priya", "User's gym sessions are with Tom", True),
+        # no change said, nothing shared, or the old value still named
+        ("Choir practice is fun", "Choir practice is every Wednesday at 7pm", False),
+        ("User now meets Bob at the gym", "User lives in Leeds", False),
+        ("User now uses Neovim at Acme", "User works at Acme", False),
+    ],
+)
+def test_a_change_without_a_slot_rule_is_read_from_what_both_statements_are_about(
+    new: str, old: str, expected: bool
+) -> None:
+    from vault_brain.domain.fact_change import changes
+
+    assert changes(new, old) is expected
+
+
+def test_a_changed_routine_no_slot_rule_knows_is_superseded(vault: Path, cli: Any) -> None:
+    _say(cli, vault, "s1", "My choir practice is every Wednesday at 7pm.")
+    _say(cli, vault, "s2", "Choir practice has moved to 7:30pm from next week.")
+
+    hits = cli("--vault", str(vault), "search", "when is choir practice", "--json").json()
+    top = parse_text((vault / hits["results"][0]["path"]).read_bytes())
+    assert "7:30pm" in top.body.split("## Previously")[0]
+    notes = [parse_text(p.read_bytes()) for p in vault.glob("e*/**/*.md")]
+    stale = [
+        line
+        for note in notes
+        if not note.meta.get("superseded_by")
+        for line in note.body.split("## Previously")[0].splitlines()
+        if "at 7pm" in line
+    ]
+    assert stale == []
+    assert any("at 7pm" in n.body.split("## Previously", 1)[-1] for n in notes)

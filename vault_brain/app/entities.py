@@ -13,6 +13,7 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
+from vault_brain.domain.fact_change import changes, may_change
 from vault_brain.domain.fact_slots import left_values, names_value, same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import is_vb_source, merged_source, note_source
@@ -171,14 +172,16 @@ class EntityFeed:
         """Another note of the same subject (people, preferences, projects, ...) stating an
         older value of the fact's slot: the new line goes there, beside the line it
         replaces (a slot belongs to the subject, whichever of its notes holds it)."""
-        if not fact.slot and not left_values(fact.statement):
+        if not fact.slot and not left_values(fact.statement) and not may_change(fact.statement):
             return None
         parts = PurePosixPath(rel).parts
         pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
-        for path in sorted((self.vault.paths.root / "entities").glob(pattern)):
-            other = f"entities/{path.relative_to(self.vault.paths.root / 'entities').as_posix()}"
-            if other == rel:
-                continue
+        found = sorted((self.vault.paths.root / "entities").glob(pattern))
+        others = [
+            f"entities/{p.relative_to(self.vault.paths.root / 'entities').as_posix()}"
+            for p in found
+        ]
+        for other in sorted(others, key=lambda o: o != rel):  # its own note first
             target = self.target(other, fact.scope)
             if target is None or not target["exists"]:
                 continue
@@ -199,6 +202,9 @@ class EntityFeed:
             for older in reversed(statements):
                 if names_value(older, value) and not left_values(older):
                     return older
+        for older in reversed(statements):  # no slot rule knows the attribute
+            if changes(fact.statement, older):
+                return older
         return None
 
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:

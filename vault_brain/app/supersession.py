@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture_candidates import filled_of
+from vault_brain.domain.fact_change import changes, may_change
 from vault_brain.domain.fact_slots import Filled, left_values, names_value, same_slot, slot_words
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import Filters
@@ -43,7 +44,7 @@ def older_statements(
     for fact in facts:
         new = filled_of(fact.subject, fact.statement) if fact.slot else None
         left = left_values(fact.statement) if fact.subject == "user" else []
-        if new is None and not left:
+        if new is None and not left and not may_change(fact.statement):
             continue
         query = f"{fact.statement} {slot_words(new.slot) if new else ''}"
         filters = Filters(type="episode", current_only=True).normalized()
@@ -51,7 +52,7 @@ def older_statements(
             if hit.path in skip or hit.path in found:
                 continue
             for sentence in _statements(vault, hit.path):
-                if _states_older(sentence, new, left):
+                if _states_older(sentence, new, left) or changes(fact.statement, sentence):
                     found[hit.path] = (hit.id, sentence, fact.statement)
                     break
     return found

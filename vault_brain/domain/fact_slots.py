@@ -129,7 +129,7 @@ _EMPLOYER = (
     rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+{_AT_ORG}",
     # "I'm a data analyst at Shopify", "I'm on the platform team at X", "an engineer over at X"
     rf"\b(?:i'?m|i am)\s+{_ADV}(?:an?|the|on the|on an?)\s+(?:[\w-]+\s+){{1,4}}?"
-    rf"(?:over\s+)?(?:at|for)\s+{_AT_ORG}",
+    rf"(?:over\s+)?(?:at|for|with)\s+{_AT_ORG}",
     rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?{_AT_ORG}",
 )
 # a verb that takes a tool or a drink: the lexicon says which
@@ -138,6 +138,7 @@ _TAKES = (
     rf"|^{_ADV})"
     r"(?:on|use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|'ve|"
     r"drink|drank|drinking|eat|ate|eating|have|having|start the day with|started drinking|"
+    r"grab|grabbing|order|sip|"
     r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with|start with"
     r"|kick off with|begin with)\b"
 )
@@ -215,6 +216,11 @@ def _lexical(text: str) -> tuple[str, str] | None:
         return None
     word = match.group(1).lower()
     return _KIND_OF[word], word
+
+
+def lexicon_words(text: str) -> list[str]:
+    """The things of a known kind `text` names ("iced coffee", "Evernote")."""
+    return [m.group(1) for m in _LEXICON_RE.finditer(text)]
 
 
 def _taken(core: str) -> Filled | None:
