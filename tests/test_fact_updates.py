@@ -657,3 +657,29 @@ def test_a_changed_routine_no_slot_rule_knows_is_superseded(vault: Path, cli: An
     ]
     assert stale == []
     assert any("at 7pm" in n.body.split("## Previously", 1)[-1] for n in notes)
+
+
+def test_memory_file_states_the_newest_fact_of_a_long_entity_note(vault: Path, cli: Any) -> None:
+    """Line provenance stays in the note; MEMORY.md's digest has room for the facts."""
+    _say(
+        cli,
+        vault,
+        "s1",
+        "I'm a structural engineer at Arup.",
+        "I live in Leeds with my partner and two cats.",
+        "I volunteer at the food bank on Saturdays.",
+        "I'm training for the Leeds half marathon.",
+        "I play bass in a covers band.",
+        "I'm allergic to penicillin.",
+        "I speak Portuguese and a little Welsh.",
+    )
+    _say(cli, vault, "s2", "We relocated to Harrogate last month.")
+    assert cli("--vault", str(vault), "memory-file").exit_code == 0
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Harrogate" in memory
+    assert "(from session" not in memory
+    people = (vault / "entities/people/user.md").read_text(encoding="utf-8")
+    assert "(from session s2" in people
+    # two things a person does are not one replacing the other
+    assert "food bank" in people.split("## Previously")[0]
+    assert "covers band" in people.split("## Previously")[0]

@@ -37,6 +37,7 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+LOOSE_SLOTS = frozenset({"identity:role"})
 # A statement whose content words overlap an older one's this much says nothing new.
 NEAR_DUPLICATE = 0.8
 
@@ -194,7 +195,9 @@ class EntityFeed:
     def _superseded(fact: Fact, statements: list[str]) -> str | None:
         """The latest older statement filling the same slot as this fact, else the latest
         naming what this fact says its subject left ("dropped Visio"), if any."""
-        if fact.slot:
+        # a role is loosely read ("I volunteer at ...", "I play bass in ..."): one person
+        # holds several, so only a statement saying it is a change replaces one
+        if fact.slot and (fact.slot not in LOOSE_SLOTS or may_change(fact.statement)):
             for older in reversed(statements):
                 if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
                     return older

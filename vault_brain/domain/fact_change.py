@@ -19,7 +19,7 @@ from vault_brain.domain.text import content_words
 _CHANGE = lazy(
     r"\b(?:now|these days|nowadays|since|as of|moved|switched|changed|pushed|shifted"
     r"|rescheduled|replaced|instead|anymore|any more|no longer|joined|started|from next"
-    r"|went|gone|relocated|swapped|migrated)\b",
+    r"|went|gone|relocated|swapped|migrated|became|become|retrained|promoted)\b",
     re.I,
 )
 _NAME = re.compile(r"\b[A-Z][\w&'’+-]*(?:\s+[A-Z0-9][\w&'’+-]*)*")
