@@ -102,6 +102,10 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
         "I've cut out the beer; these days it's kombucha with dinner",
         ("habit:drink:dinner", "kombucha"),
     ),
+    # a move that is a job, said beside the job
+    ("I've moved to Monzo, same sort of platform role", ("identity:employer", "Monzo")),
+    ("We moved to Leeds with the team", ("identity:location", "Leeds")),
+    ("Nowadays it's oat milk in my coffee", ("habit:drink", "milk")),
     # counter-examples
     ("I stopped the tea; it's too late now", None),  # no replacement
     ("I quit the gym; it is boring now", None),
@@ -513,6 +517,9 @@ def test_a_replacement_said_after_giving_something_up_is_one_statement_of_its_sl
             "habit:breakfast:morning",
         )
     ]
+    assert [t for _, t, _ in said("I deleted Strava and I log runs in a notebook now.")] == [
+        "User deleted Strava; they log runs in a notebook now"
+    ]
     assert said("I dropped Ulysses and I'm drafting in Google Docs now.") == [
         (
             "preference",
@@ -595,6 +602,8 @@ def test_an_episode_title_says_what_it_holds_and_never_ends_in_half_a_word(
         ("I left the office early", []),  # only a named place or employer is left
         ("I quit my job", []),
         ("I moved to Leeds", []),
+        ("Moved my photos from Google Photos over to Immich", ["Google Photos"]),
+        ("I uninstalled Slack", ["Slack"]),
     ],
 )
 def test_what_a_statement_says_its_subject_left(text: str, left: list[str]) -> None:

@@ -158,7 +158,11 @@ _TAKING = lazy(
     r"|glass of|[\w-]+)\s+){0,2}$",
     re.I,
 )
-_ROUTINE = lazy(r"\b(?:every|each)\s+(?:morning|evening|night|afternoon|day)\b", re.I)
+_ROUTINE = lazy(
+    r"\b(?:(?:every|each)\s+(?:morning|evening|night|afternoon|day)|these days|nowadays"
+    r"|before bed|at bedtime)\b",
+    re.I,
+)
 _FIRST_PERSON = lazy(r"\b(?:i|we|my|our|me|us|i'm|i've|we're|we've)\b", re.I)
 # "Neovim is what I use", "Helix is my daily driver", "tea's what I have"
 _IS_MINE = lazy(
@@ -298,6 +302,11 @@ def _meeting(core: str) -> Filled | None:
     return None
 
 
+_JOB_WORDS = lazy(
+    r"\b(?:role|job|position|employer|salary|boss|colleagues|hired|offer|gig"
+    r"|promotion|contract)\b",
+    re.I,
+)
 # a statement about the past, or a one-off, fills no standing slot ("I worked at Google
 # years ago", "standup is at 10 this week only")
 _BYGONE = lazy(
@@ -326,6 +335,8 @@ def filled(core: str) -> Filled | None:
             value = match.group("value")
             if _lexical(value) is not None:
                 break  # "moved to VS Code": a tool, not a place
+            if slot == "identity:location" and _JOB_WORDS.search(text):
+                slot = "identity:employer"  # "moved to Deliveroo, same kind of data role"
             return Filled(slot, value.rstrip(".,;"))
     return taken
 
@@ -337,12 +348,20 @@ _LEFT = lazy(
     r"\b(?:(?P<named>left|moved (?:away )?from|moved out of)\s+(?=[A-Z])"
     r"|(?:quit|quitting|dropped|dropping|ditched|ditching|gave up(?: on)?|given up(?: on)?"
     r"|giving up(?: on)?|cut out|stopped(?: using| drinking| having)?|no more|moved on from"
+    r"|cancell?ed|uninstalled|deleted|binned"
     r"|switched (?:away )?from|migrated (?:away )?from|replaced|instead of|swapped)\s+)"
     r"(?:(?:the|my|our|using|drinking|having|my old)\s+)?"
     r"(?P<value>(?-i:[A-Z0-9][\w&'’.+-]*(?:\s+(?-i:[A-Z0-9])[\w&'’.+-]*){0,2})"
     r"|[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
     r"(?=\s*(?:[,.;:!?)]|$|\s(?:and|to|for|with|in|at|since|because|now|this|last|after"
     r"|before|completely|altogether|entirely|though|but|so|as|on|of)\b))",
+    re.I,
+)
+# "switched my backups from Time Machine to Backblaze"
+_FROM_TO = lazy(
+    r"\b(?:switched|switching|moved|moving|migrated|changed|swapped|went)\b[^.;]*?\bfrom\s+"
+    r"(?P<value>(?-i:[A-Z0-9][\w&'’.+-]*(?:\s+(?-i:[A-Z0-9])[\w&'’.+-]*){0,2}))"
+    r"\s+(?:to|over to|for|onto)\b",
     re.I,
 )
 _NOT_LEFT = {"it", "that", "this", "them", "job", "work", "there", "here", "home", "town"}
@@ -353,7 +372,7 @@ def left_values(core: str) -> list[str]:
     statement would name it by (a name whole, else the last word: "afternoon coffee" ->
     "coffee"); [] when it leaves nothing by name."""
     text = " ".join(core.replace("’", "'").split())
-    out: list[str] = []
+    out: list[str] = [m.group("value") for m in _FROM_TO.finditer(text)]
     for match in _LEFT.finditer(text):
         value = match.group("value").strip(" .,'")
         named = value[:1].isupper() or value[:1].isdigit()
@@ -364,7 +383,7 @@ def left_values(core: str) -> list[str]:
             value = value[:-1] if value.endswith("s") and not value.endswith("ss") else value
         if value.lower() not in _NOT_LEFT and len(value) > 1:
             out.append(value)
-    return out
+    return list(dict.fromkeys(out))
 
 
 def names_value(text: str, value: str) -> bool:
