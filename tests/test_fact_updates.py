@@ -64,7 +64,54 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
     ("standup is now half nine", ("meeting:standup:time", "half nine")),
     ("we've shifted our retro to Friday at 2pm", ("meeting:retro:time", "2pm")),
     ("daily sync kicks off at 8:45", ("meeting:sync:time", "8:45")),
+    # shapes the `lead` set missed, in other words (written for h5, tuned on)
+    ("For drafting I use Ulysses", ("tool:writing app", "ulysses")),
+    # what a clause leaves says which slot it changes, whatever else the new thing is
+    (
+        "I dropped Ulysses and I'm drafting everything in Google Docs now",
+        ("tool:writing app", "google docs"),
+    ),
+    (
+        "I gave up Ulysses and went with Obsidian for my manuscript",
+        ("tool:writing app", "obsidian"),
+    ),
+    # a replacement named without "I", listed or not
+    (
+        "I've dropped the cereal; mornings it's porridge now",
+        ("habit:breakfast:morning", "porridge"),
+    ),
+    (
+        "I stopped the espresso shots; in the evenings it's chamomile now",
+        ("habit:drink:evening", "chamomile"),
+    ),
+    ("Every morning it's porridge now", ("habit:breakfast:morning", "porridge")),
+    ("Each afternoon it is green tea for me", ("habit:drink:afternoon", "green tea")),
+    ("I eat porridge most mornings", ("habit:breakfast:morning", "porridge")),
+    # a meeting of the user's that someone else moved, to a day or a day and time
+    ("Priya moved our 1-to-1 to Wednesday at 10:30", ("meeting:1:1:time", "10:30")),
+    ("My 1-to-1 with Sam is on Mondays at 9am", ("meeting:1:1:time", "9am")),
+    ("Sam pushed our one-to-one to Tuesday", ("meeting:1:1:time", "tuesday")),
+    # an employer without "work"
+    ("So we signed the offer, I'm at Contoso as of Monday", ("identity:employer", "Contoso")),
+    ("I'm with Stripe since May", ("identity:employer", "Stripe")),
+    ("I teach chemistry at Oakfield College", ("identity:employer", "Oakfield College")),
+    ("I'm currently renting in Bath", ("identity:location", "Bath")),
+    ("My check-in with Omar is on Fridays at 4pm", ("meeting:checkin:time", "4pm")),
+    ("Omar moved our check-in to Thursday", ("meeting:checkin:time", "thursday")),
+    (
+        "I've cut out the beer; these days it's kombucha with dinner",
+        ("habit:drink:dinner", "kombucha"),
+    ),
+    # a move that is a job, said beside the job
+    ("I've moved to Monzo, same sort of platform role", ("identity:employer", "Monzo")),
+    ("We moved to Leeds with the team", ("identity:location", "Leeds")),
+    ("Nowadays it's oat milk in my coffee", ("habit:drink", "milk")),
     # counter-examples
+    ("I stopped the tea; it's too late now", None),  # no replacement
+    ("I quit the gym; it is boring now", None),
+    ("I'm at Heathrow until noon", None),  # where, not who employs
+    ("Our one-to-one was great", None),
+    ("every evening the tea shop closes early", None),
     ("I worked at Google years ago", None),  # the past fills no current slot
     ("I used to live in Rome", None),
     ("My sister lives in Rome", None),  # someone else's
@@ -376,7 +423,7 @@ def test_five_fact_updates_across_two_sessions_come_out_clean() -> None:
     """The Done-when of issue 23, as `scripts/bench_fact_updates.py` scores it: sessions
     run through the loop stages, then flush and compaction; at least 4 of 5 clean."""
     bench = load_script("bench_fact_updates")
-    for name in ("issue", "dev"):
+    for name in ("issue", "dev", "lead"):
         report = bench.run_set(name)
         failed = [u["attribute"] for u in report["updates"] if not u["clean"]]
         assert report["clean"] >= 4, (name, failed)
@@ -453,3 +500,195 @@ def test_capture_keeps_a_slot_statement_once_and_never_a_hypothetical_one() -> N
     ]
     assert said("If I moved to Lisbon, I would miss Berlin.") == []
     assert said("Standup is at 10 this week only.") in ([], [("event", "user", None)])
+
+
+def test_a_replacement_said_after_giving_something_up_is_one_statement_of_its_slot() -> None:
+    from vault_brain.domain.capture import capture
+
+    def said(text: str) -> list[tuple[str, str, str | None]]:
+        found = capture([{"role": "user", "content": text, "id": "m1"}]).candidates
+        return [(c.kind, c.text, c.slot) for c in found]
+
+    # never "User gave up the cereal" alone: the old value stored without the new
+    assert said("I gave up the cereal; most mornings it's overnight oats now.") == [
+        (
+            "preference",
+            "User gave up the cereal; most mornings it's overnight oats now",
+            "habit:breakfast:morning",
+        )
+    ]
+    assert [t for _, t, _ in said("I deleted Strava and I log runs in a notebook now.")] == [
+        "User deleted Strava; they log runs in a notebook now"
+    ]
+    assert said("I dropped Ulysses and I'm drafting in Google Docs now.") == [
+        (
+            "preference",
+            "User dropped Ulysses; they're drafting in Google Docs now",
+            "tool:writing app",
+        )
+    ]
+
+
+def test_a_statement_in_the_third_person_says_their_not_my() -> None:
+    from vault_brain.domain.capture import capture
+    from vault_brain.domain.capture_statements import first_person
+
+    said = "I look after my mother on weekends."
+    found = capture([{"role": "user", "content": said, "id": "m1"}])
+    assert [c.text for c in found.candidates] == ["User looks after their mother on weekends"]
+    # and read back in the first person for the slot rules
+    assert first_person("User accepted the offer, they're at Contoso as of Monday") == (
+        "I accepted the offer, I'm at Contoso as of Monday"
+    )
+
+
+def test_a_one_word_reply_is_no_name_in_a_summary() -> None:
+    from vault_brain.domain.summarize import summarize_offline
+
+    messages = []
+    for i, text in enumerate(["I moved to Leeds in May.", "My standup is at 9:30 now."]):
+        messages.append({"role": "user", "content": text, "id": f"m{2 * i + 1}"})
+        messages.append({"role": "assistant", "content": "Noted, thanks.", "id": f"m{2 * i + 2}"})
+    messages.append({"role": "user", "content": "Priya said Leeds is great.", "id": "m5"})
+    summary = summarize_offline(messages, 200)
+    assert "Noted" not in summary.names and "Leeds" in summary.names
+
+
+def test_a_slot_line_goes_to_the_subjects_note_that_holds_the_slot(vault: Path, cli: Any) -> None:
+    """An older vb line filed under people (as older versions did with "I use X") is
+    superseded from the new line, which joins it there rather than start a second note."""
+    people = vault / "entities/people/user.md"
+    people.parent.mkdir(parents=True, exist_ok=True)
+    people.write_text(
+        "---\nid: entity-people-user\ntype: entity\ncategory: people\ntitle: User\n"
+        "source: conversation\n---\n- For drafting I use Ulysses (from session s0, m0001)\n",
+        encoding="utf-8",
+    )
+    assert cli("--vault", str(vault), "index").exit_code == 0
+
+    _say(cli, vault, "s1", "I dropped Ulysses and I'm drafting everything in Google Docs now.")
+
+    current, previously = parse_text(people.read_bytes()).body.split("## Previously", 1)
+    assert "Google Docs" in current and "I use Ulysses" not in current
+    assert "For drafting I use Ulysses" in previously and "superseded by" in previously
+    assert not (vault / "entities/preferences/user.md").exists()
+
+
+def test_an_episode_title_says_what_it_holds_and_never_ends_in_half_a_word(
+    vault: Path, cli: Any
+) -> None:
+    _say(
+        cli,
+        vault,
+        "s1",
+        "hey, some background first: I'm a teacher and I want help with lesson plans.",
+        "Our department meeting moved to Wednesdays at 15:30 starting next term, by the way.",
+    )
+    (episode,) = _episodes(vault, "s1")
+    title = str(parse_text(episode.read_bytes()).meta["title"])
+    words = title.removeprefix("Session s1: ").rstrip("…").split()
+    body = parse_text(episode.read_bytes()).body
+    assert all(word in body for word in words), title  # words of what the note holds
+    assert len(title) <= len("Session s1: ") + 70
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("I've left Initrode and I'm freelancing now", ["Initrode"]),
+        ("I ditched Trello for Linear", ["Trello"]),
+        ("No more evening beers for me", ["beer"]),
+        ("I switched away from Bitwarden to 1Password", ["Bitwarden"]),
+        ("I left the office early", []),  # only a named place or employer is left
+        ("I quit my job", []),
+        ("I moved to Leeds", []),
+        ("Moved my photos from Google Photos over to Immich", ["Google Photos"]),
+        ("I uninstalled Slack", ["Slack"]),
+    ],
+)
+def test_what_a_statement_says_its_subject_left(text: str, left: list[str]) -> None:
+    from vault_brain.domain.fact_slots import left_values
+
+    assert left_values(text) == left
+
+
+def test_a_statement_leaving_a_named_thing_supersedes_the_line_naming_it_without_a_slot(
+    vault: Path, cli: Any
+) -> None:
+    """No slot rule knows recipe apps: the new statement's "dropped Paprika" decides."""
+    _say(cli, vault, "s1", "I keep my recipes in Paprika.")
+    _say(cli, vault, "s2", "I dropped Paprika, my recipes live in Mealie now.")
+
+    (entity,) = [p for p in vault.glob("entities/*/user.md")]
+    current, previously = parse_text(entity.read_bytes()).body.split("## Previously", 1)
+    assert "Mealie" in current and "in Paprika" not in current
+    assert "User keeps their recipes in Paprika" in previously
+    assert "superseded by: User dropped Paprika" in previously
+    assert cli("--vault", str(vault), "memory-file").exit_code == 0
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Mealie" in memory and "keeps their recipes in Paprika" not in memory
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        ("Choir practice has moved to 7:30pm", "Choir practice is every Wednesday at 7pm", True),
+        ("User keeps their photos in Immich since May", "User keeps their photos in Flickr", True),
+        ("Gym sessions are now with Priya", "User's gym sessions are with Tom", True),
+        # no change said, nothing shared, or the old value still named
+        ("Choir practice is fun", "Choir practice is every Wednesday at 7pm", False),
+        ("User now meets Bob at the gym", "User lives in Leeds", False),
+        ("User now uses Neovim at Acme", "User works at Acme", False),
+    ],
+)
+def test_a_change_without_a_slot_rule_is_read_from_what_both_statements_are_about(
+    new: str, old: str, expected: bool
+) -> None:
+    from vault_brain.domain.fact_change import changes
+
+    assert changes(new, old) is expected
+
+
+def test_a_changed_routine_no_slot_rule_knows_is_superseded(vault: Path, cli: Any) -> None:
+    _say(cli, vault, "s1", "My choir practice is every Wednesday at 7pm.")
+    _say(cli, vault, "s2", "Choir practice has moved to 7:30pm from next week.")
+
+    hits = cli("--vault", str(vault), "search", "when is choir practice", "--json").json()
+    top = parse_text((vault / hits["results"][0]["path"]).read_bytes())
+    assert "7:30pm" in top.body.split("## Previously")[0]
+    notes = [parse_text(p.read_bytes()) for p in vault.glob("e*/**/*.md")]
+    stale = [
+        line
+        for note in notes
+        if not note.meta.get("superseded_by")
+        for line in note.body.split("## Previously")[0].splitlines()
+        if "at 7pm" in line
+    ]
+    assert stale == []
+    assert any("at 7pm" in n.body.split("## Previously", 1)[-1] for n in notes)
+
+
+def test_memory_file_states_the_newest_fact_of_a_long_entity_note(vault: Path, cli: Any) -> None:
+    """Line provenance stays in the note; MEMORY.md's digest has room for the facts."""
+    _say(
+        cli,
+        vault,
+        "s1",
+        "I'm a structural engineer at Arup.",
+        "I live in Leeds with my partner and two cats.",
+        "I volunteer at the food bank on Saturdays.",
+        "I'm training for the Leeds half marathon.",
+        "I play bass in a covers band.",
+        "I'm allergic to penicillin.",
+        "I speak Portuguese and a little Welsh.",
+    )
+    _say(cli, vault, "s2", "We relocated to Harrogate last month.")
+    assert cli("--vault", str(vault), "memory-file").exit_code == 0
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Harrogate" in memory
+    assert "(from session" not in memory
+    people = (vault / "entities/people/user.md").read_text(encoding="utf-8")
+    assert "(from session s2" in people
+    # two things a person does are not one replacing the other
+    assert "food bank" in people.split("## Previously")[0]
+    assert "covers band" in people.split("## Previously")[0]

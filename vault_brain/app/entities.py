@@ -13,7 +13,8 @@ from typing import Any
 from vault_brain.app.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.credit import is_scored
-from vault_brain.domain.fact_slots import same_slot
+from vault_brain.domain.fact_change import changes, may_change
+from vault_brain.domain.fact_slots import left_values, names_value, same_slot
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import is_vb_source, merged_source, note_source
 from vault_brain.domain.plan import Action
@@ -36,6 +37,7 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+LOOSE_SLOTS = frozenset({"identity:role"})
 # A statement whose content words overlap an older one's this much says nothing new.
 NEAR_DUPLICATE = 0.8
 
@@ -142,6 +144,7 @@ class EntityFeed:
             folder = scope_folder(fact.scope)
             where = f"{fact.category}/{folder}" if folder else fact.category
             rel = f"entities/{where}/{slugify(fact.subject)}.md"
+            rel = self._slot_home(fact, rel) or rel
             target = self.target(rel, fact.scope)
             if target is None:
                 continue
@@ -166,13 +169,44 @@ class EntityFeed:
             out.setdefault(rel, []).append(line)
         return out
 
+    def _slot_home(self, fact: Fact, rel: str) -> str | None:
+        """Another note of the same subject (people, preferences, projects, ...) stating an
+        older value of the fact's slot: the new line goes there, beside the line it
+        replaces (a slot belongs to the subject, whichever of its notes holds it)."""
+        if not fact.slot and not left_values(fact.statement) and not may_change(fact.statement):
+            return None
+        parts = PurePosixPath(rel).parts
+        pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
+        found = sorted((self.vault.paths.root / "entities").glob(pattern))
+        others = [
+            f"entities/{p.relative_to(self.vault.paths.root / 'entities').as_posix()}"
+            for p in found
+        ]
+        for other in sorted(others, key=lambda o: o != rel):  # its own note first
+            target = self.target(other, fact.scope)
+            if target is None or not target["exists"]:
+                continue
+            pending = [statement_of(x) for x in target["lines"]]
+            if self._superseded(fact, [*target["statements"], *pending]):
+                return other
+        return None
+
     @staticmethod
     def _superseded(fact: Fact, statements: list[str]) -> str | None:
-        """The latest older statement filling the same slot as this fact, if any."""
-        if not fact.slot:
-            return None
-        for older in reversed(statements):
-            if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
+        """The latest older statement filling the same slot as this fact, else the latest
+        naming what this fact says its subject left ("dropped Visio"), if any."""
+        # a role is loosely read ("I volunteer at ...", "I play bass in ..."): one person
+        # holds several, so only a statement saying it is a change replaces one
+        if fact.slot and (fact.slot not in LOOSE_SLOTS or may_change(fact.statement)):
+            for older in reversed(statements):
+                if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
+                    return older
+        for value in left_values(fact.statement):
+            for older in reversed(statements):
+                if names_value(older, value) and not left_values(older):
+                    return older
+        for older in reversed(statements):  # no slot rule knows the attribute
+            if changes(fact.statement, older):
                 return older
         return None
 

@@ -35,7 +35,7 @@ from vault_brain.domain.plan import Action, Plan
 from vault_brain.domain.scopes import GLOBAL, scope_for, session_scopes
 from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind, seq_of
 from vault_brain.domain.summarize import Summary, summarize
-from vault_brain.domain.text import slugify
+from vault_brain.domain.text import clip_words, slugify
 from vault_brain.storage.events import emit, refused
 from vault_brain.storage.frontmatter_edit import edit_front_matter
 from vault_brain.storage.transcript import append, read_records
@@ -206,13 +206,7 @@ def _episode_action(
             )
         return None
     body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
-    safe = (
-        sentence
-        for m in messages
-        if record_kind(m) == "user"
-        for sentence in prose_sentences(str(m.get("content") or ""))[0]
-    )
-    title = " ".join(next(safe, f"{first}–{last}").split())[:60]
+    title = clip_words(_title(summary, messages, f"{first}–{last}"), TITLE_LIMIT)
     note_id = f"episode-general-session-{slugify(session)}-{first}-{last}"
     meta: dict[str, Any] = {
         "id": note_id,
@@ -231,6 +225,25 @@ def _episode_action(
         meta["scope"] = scope
     why = f"episode of session {session} {first}–{last} ({summary.method})"
     return Action("create", rel, why, content=new_note_text(meta, "\n".join(body)), id=note_id)
+
+
+TITLE_LIMIT = 70
+
+
+def _title(summary: Summary, messages: list[dict[str, Any]], default: str) -> str:
+    """What an episode is about: its first decision or fact (what the note itself holds;
+    a greeting or a message whose facts went to entity notes says less), else the first
+    sentence a user wrote."""
+    for item in (*summary.decisions, *summary.facts):
+        if item.strip():
+            return item.strip().rstrip(".")
+    safe = (
+        sentence
+        for m in messages
+        if record_kind(m) == "user"
+        for sentence in prose_sentences(str(m.get("content") or ""))[0]
+    )
+    return next(safe, default)
 
 
 def durable(summary: Summary, captured: bool) -> bool:

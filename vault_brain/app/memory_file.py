@@ -10,6 +10,7 @@ with the token counter and never exceeds `max_context_budget`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -55,8 +56,13 @@ def _section(row: dict[str, Any]) -> tuple[int, str]:
     return 11, "Notes"
 
 
+# where vb's fact line came from: in the note for whoever checks, not in the digest, where
+# it would crowd out facts (the note's id is beside every entry)
+_LINE_PROVENANCE = re.compile(r" \(from session [^()]*?(?:\)|(?=…$))")  # (or clipped)
+
+
 def _entry(row: dict[str, Any]) -> str:
-    summary = row["summary"]
+    summary = _LINE_PROVENANCE.sub("", row["summary"])
     title = row["title"]
     if summary.startswith(f"# {title}"):
         summary = summary[len(title) + 2 :].strip()

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 
 from vault_brain.app.vault import Vault
 from vault_brain.domain.capture_candidates import filled_of
-from vault_brain.domain.fact_slots import same_slot, slot_words
+from vault_brain.domain.fact_change import changes, may_change
+from vault_brain.domain.fact_slots import Filled, left_values, names_value, same_slot, slot_words
 from vault_brain.domain.facts import Fact
 from vault_brain.domain.notes import Filters
 from vault_brain.domain.plan import Action
@@ -42,19 +43,28 @@ def older_statements(
     found: dict[str, tuple[str, str, str]] = {}
     for fact in facts:
         new = filled_of(fact.subject, fact.statement) if fact.slot else None
-        if new is None:
+        left = left_values(fact.statement) if fact.subject == "user" else []
+        if new is None and not left and not may_change(fact.statement):
             continue
-        query = f"{fact.statement} {slot_words(new.slot)}"
+        query = f"{fact.statement} {slot_words(new.slot) if new else ''}"
         filters = Filters(type="episode", current_only=True).normalized()
         for hit in vault.searcher.search(query, k=CANDIDATES, filters=filters, snippets=False):
             if hit.path in skip or hit.path in found:
                 continue
             for sentence in _statements(vault, hit.path):
-                old = filled_of("user", sentence)
-                if old and same_slot(old.slot, new.slot) and old.value.lower() != new.value.lower():
+                if _states_older(sentence, new, left) or changes(fact.statement, sentence):
                     found[hit.path] = (hit.id, sentence, fact.statement)
                     break
     return found
+
+
+def _states_older(sentence: str, new: Filled | None, left: list[str]) -> bool:
+    """Whether an older sentence of the user's states another value of the new fact's slot,
+    or names what the new fact says the user left ("dropped Visio")."""
+    old = filled_of("user", sentence)
+    if new and old and same_slot(old.slot, new.slot) and old.value.lower() != new.value.lower():
+        return True
+    return any(names_value(sentence, value) for value in left) and not left_values(sentence)
 
 
 def superseding_actions(

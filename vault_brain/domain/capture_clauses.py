@@ -13,6 +13,7 @@ import re
 
 from vault_brain.domain.capture_engine import hits
 from vault_brain.domain.capture_words import DATE, JOB, NAME_SEQ, NAME_WORD, NOT_NAMES, TITLE
+from vault_brain.domain.fact_slots import filled, left_values
 
 _ABBREVIATION_END = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Mt|Jr|Sr|vs|etc|e\.g|i\.e|approx)|\b[A-Z])\.$"
@@ -177,6 +178,32 @@ def split_clauses(sentence: str) -> list[str]:
     return [_TELL_THAT.sub("", clause, count=1) for clause in out]
 
 
+# What replaces the thing the clause before gave up: "I've stopped the smoothies; (every
+# morning) it's porridge now".
+_LEAVES = re.compile(
+    r"\b(?:stopped|quit|gave up|given up|dropped|ditched|cut out|no more|left|cancell?ed"
+    r"|uninstalled|deleted)\b",
+    re.IGNORECASE,
+)
+_NOW = re.compile(r"\b(?:now|instead|these days|nowadays)\b", re.IGNORECASE)
+_REPLACING = re.compile(
+    r"^(?:[\w ]{0,30}?\s)?(?:it'?s|it is|now it'?s)\s+(?:[\w-]+\s+){1,2}?"
+    r"(?:now|instead|these days|nowadays)\b",
+    re.IGNORECASE,
+)
+
+
+def _replaces(left: str, core: str) -> bool:
+    """Whether `core` names what replaces the thing clause `left` gave up ("it's porridge
+    now"; "I'm drafting in Google Docs now" after "I dropped Ulysses"): one statement, so
+    the old value is never stored alone."""
+    if _REPLACING.search(core) or (left_values(left) and _NOW.search(core)):
+        return True  # "I cancelled YNAB and I budget in a spreadsheet now"
+    return (found := filled(f"{left.rstrip(' ;,.')}; {core}")) is not None and (
+        found.value.lower() not in left.lower()
+    )
+
+
 # Pointing back at the clause before: "let's lock that in", "that's final".
 _ANAPHORIC_DECISION = re.compile(
     r"^(?:let'?s\s+(?:do|go with|lock|book|stick with|keep)\s+(?:that|it|this)(?:\s+in)?"
@@ -228,6 +255,8 @@ def merge_anaphoric(clauses: list[str]) -> list[str]:
             or _only_date(core)
         ):
             out[-1] = f"{out[-1].rstrip()} {clause}"
+        elif out and _LEAVES.search(out[-1]) and _replaces(out[-1], core):
+            out[-1] = f"{out[-1].rstrip().rstrip(';,.')}; {clause}"
         else:
             out.append(clause)
     return out

@@ -65,7 +65,23 @@ _PAST = {
 
 def third_person(core: str) -> str:
     """A first-person opening in the third person ("I'm a nurse" -> "User is a nurse",
-    "I really dislike X" -> "User really dislikes X"); other clauses unchanged."""
+    "I really dislike X" -> "User really dislikes X"), and the rest of that statement with
+    it ("User wants to tidy up their CV", not "... my CV"); other clauses unchanged."""
+    said = _opening(core)
+    if not said.startswith("User") or core.startswith("User"):
+        return said
+    return said[:4] + _LATER_FIRST.sub(lambda m: _THEY[m.group(0).lower()], said[4:])
+
+
+# the user's own words after the opening, in the third person
+_THEY = {
+    "my": "their", "mine": "theirs", "myself": "themselves", "me": "them", "i'm": "they're",
+    "i've": "they've", "i'll": "they'll", "i'd": "they'd", "i": "they",
+}  # fmt: skip
+_LATER_FIRST = re.compile(r"\b(?:my|mine|myself|me|i'm|i've|i'll|i'd|i)\b(?!['’-]\w)", re.I)
+
+
+def _opening(core: str) -> str:
     text = core[:1].upper() + core[1:]
     for pattern, repl in _THIRD:
         if pattern.match(text):
@@ -114,7 +130,21 @@ _BASE = {"has": "have", "does": "do", "goes": "go", "is": "am"}
 
 def first_person(text: str) -> str:
     """A stored third-person statement back in the first person ("User leads X" -> "I lead
-    X"), so the slot rules written for chat apply to it."""
+    X", "User grades for their class" -> "I grade for my class"), so the slot rules written
+    for chat apply to it."""
+    if text.startswith("User") and _first_opening(text) != text:
+        text = text[:4] + _LATER_THEY.sub(lambda m: _I[m.group(0).lower()], text[4:])
+    return _first_opening(text)
+
+
+_I = {v: k for k, v in _THEY.items()} | {"they": "I", "they're": "I'm"}
+_LATER_THEY = re.compile(
+    r"\b(?:their|theirs|themselves|them|they're|they've|they'll|they'd|they)\b(?!['’-]\w)",
+    re.I,
+)
+
+
+def _first_opening(text: str) -> str:
     for pattern, repl in _FIRST:
         if pattern.match(text):
             return pattern.sub(repl, text, count=1)

@@ -30,6 +30,15 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "shell": ("bash", "zsh", "fish", "nushell", "powershell"),
     "terminal": ("iterm", "iterm2", "alacritty", "kitty", "wezterm", "ghostty", "warp"),
     "notes app": ("obsidian", "notion", "evernote", "logseq", "bear", "onenote", "joplin"),
+    "writing app": (
+        "scrivener", "ulysses", "ia writer", "google docs", "microsoft word", "ms word",
+        "libreoffice writer", "final draft", "vellum", "novelcrafter", "plottr", "dabble",
+        "typora", "overleaf",
+    ),
+    "breakfast": (
+        "porridge", "oatmeal", "overnight oats", "oats", "granola", "muesli", "cereal",
+        "avocado toast", "scrambled eggs", "yoghurt", "yogurt", "bagels", "pancakes",
+    ),
     "drink": (
         "green tea", "black tea", "herbal tea", "tea", "coffee", "espresso", "flat white",
         "latte", "cappuccino", "americano", "matcha", "chai", "yerba mate", "mate",
@@ -37,20 +46,27 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "warm water", "water", "decaf", "rooibos", "cortado", "macchiato", "mocha",
         "earl grey", "oolong", "sencha", "genmaicha", "kefir", "protein shake", "lemon water",
         "sparkling water", "hot water", "barley tea", "cold brew", "iced coffee",
-        "filter coffee", "black coffee", "oat latte", "energy drink", "milk",
+        "filter coffee", "black coffee", "oat latte", "energy drink", "milk", "wine",
+        "red wine", "white wine", "beer", "chamomile", "peppermint tea", "mint tea", "cola",
+        "hot milk",
     ),
 }  # fmt: skip
-_TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app")
+_TOOL_KINDS = ("editor", "browser", "shell", "terminal", "notes app", "writing app")
 _MEETINGS = (
     r"stand-?ups?|daily scrum|scrum|retros?|retrospectives?|syncs?|one-on-ones?|1:1s?"
-    r"|1-on-1s?|sprint planning|planning|sprint reviews?|demos?|all-hands|check-ins?"
-    r"|team meetings?|staff meetings?|meetings?|team calls?|calls?"
+    r"|1-on-1s?|one-to-ones?|1-to-1s?|sprint planning|planning|sprint reviews?|demos?"
+    r"|all-hands|check-ins?"
+    r"|team meetings?|staff meetings?|meetings?|team calls?|calls?|catch-?ups?|check-?ins?"
+    r"|(?:design |code |weekly |monthly )?reviews?|huddles?|town ?halls?|office hours"
 )
 _TIME = (
     r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)?(?![\w:/-])|noon|midday|midnight"
     r"|half past \w+|quarter (?:past|to) \w+|half (?:one|two|three|four|five|six|seven|eight"
     r"|nine|ten|eleven|twelve))"
 )
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+# when a meeting is: its time (on a day or not), or else its day
+_WHEN = rf"(?:(?:{_DAY}\s+at\s+)?(?P<value>{_TIME})|(?P<day>{_DAY}))"
 # a time that says it is one without a preposition ("standup is now half nine", "10:30")
 _CLOCK = (
     r"(?:\d{1,2}[:.]\d{2}\s*(?:a\.?m\.?|p\.?m\.?)?|\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)"
@@ -60,7 +76,10 @@ _CLOCK = (
 _DAYPART = lazy(r"\b(morning|evening|night|afternoon|breakfast|lunch|dinner|bedtime)s?\b", re.I)
 _PLACE = r"(?-i:[A-Z][\w'’-]+(?:[ -](?:de |da |do |del |am |upon |on |-)?(?-i:[A-Z])[\w'’-]+)*)"
 _ORG = r"(?-i:[A-Z0-9][\w&'’.-]*(?:\s+(?-i:[A-Z0-9&])[\w&'’.-]*)*)"
-_ADV = r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually)\s+)*"
+_ADV = (
+    r"(?:(?:just|recently|finally|now|also|still|actually|since|last \w+|eventually"
+    r"|currently)\s+)*"
+)
 _HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
 # "I", "we've just", "I have now", "we packed up and"
 _WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+)?"
@@ -69,7 +88,7 @@ _AT_ORG = rf"(?:the\s+)?(?P<value>{_ORG})"  # "at the Guardian" -> Guardian
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
     rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living|reside|resided)"
-    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing)"
+    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing|renting|staying)"
     rf"|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
     # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "made the move to Y"
@@ -89,10 +108,10 @@ _RESIDENCE = (
 )
 _WORKS = (
     r"(?:work|worked|working|been working|freelance|freelancing|consult|consulting|contract"
-    r"|contracting)"
+    r"|contracting|teach|teaching|taught|lecture|lecturing)"
 )
 _EMPLOYER = (
-    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV}){_WORKS}(?:\s+\w+ly)?"
+    rf"\b(?:{_WE}|(?:i'?m|i am)\s+{_ADV}|^{_ADV}){_WORKS}(?:\s+\w+ly)?(?:\s+[a-z]+){{0,2}}?"
     rf"(?:\s+as\s+an?\s+[\w -]+?)?\s+(?:at|for)\s+{_AT_ORG}",
     rf"\b(?:{_WE}|^{_ADV})(?:left|quit)\s+{_ORG}\s+(?:to\s+join|for)"
     rf"\s+{_AT_ORG}",
@@ -102,13 +121,15 @@ _EMPLOYER = (
     rf"\s+{_AT_ORG}",
     rf"\b(?:i'?m|i am)\s+(?:now\s+)?employed\s+(?:by|at)\s+{_AT_ORG}",
     # a clause about a job naming where: "I switched jobs, I'm now at X", "new gig at X"
-    rf"\b(?:jobs?|role|position|hired|employer|gig)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
+    rf"\b(?:jobs?|role|position|post|hired|employer|gig|offer)\b.*?\b(?:at|by|with)\s+{_AT_ORG}",
+    # "I'm at Fabrikam as of this week", "I'm with Stripe since May"
+    rf"\b(?:i'?m|i am)\s+{_ADV}(?:at|with)\s+{_AT_ORG}(?=\s+(?:as of|since|starting)\b)",
     # "I'm joining X", "I'll be starting at X", "I've been at X for two years"
     rf"\b(?:(?:i'?m|i am|i'll be|i will be)\s+{_ADV}(?:joining|starting\s+at)"
     rf"|{_WE}been\s+(?:at|with)(?=\s+{_ORG}\s+(?:for|since)\b))\s+{_AT_ORG}",
     # "I'm a data analyst at Shopify", "I'm on the platform team at X", "an engineer over at X"
     rf"\b(?:i'?m|i am)\s+{_ADV}(?:an?|the|on the|on an?)\s+(?:[\w-]+\s+){{1,4}}?"
-    rf"(?:over\s+)?(?:at|for)\s+{_AT_ORG}",
+    rf"(?:over\s+)?(?:at|for|with)\s+{_AT_ORG}",
     rf"\bmy\s+(?:new\s+)?(?:employer|company)\s+is\s+(?:now\s+)?{_AT_ORG}",
 )
 # a verb that takes a tool or a drink: the lexicon says which
@@ -116,7 +137,8 @@ _TAKES = (
     rf"\b(?:{_WE}(?:(?:\w+ly|always|often|mostly|still|now)\s+)?|(?:i'?m|i am)\s+{_ADV}"
     rf"|^{_ADV})"
     r"(?:on|use|used|using|switched|switching|moved|moving|went|gone|changed|migrated|'ve|"
-    r"drink|drank|drinking|have|having|start the day with|started drinking|"
+    r"drink|drank|drinking|eat|ate|eating|have|having|start the day with|started drinking|"
+    r"grab|grabbing|order|sip|"
     r"(?:am|'m)\s+on|code in|write in|edit in|prefer|moved on to|browse with|start with"
     r"|kick off with|begin with)\b"
 )
@@ -124,6 +146,7 @@ _TAKES = (
 _LEAVING = lazy(
     r"\b(?:from|instead of|rather than|over(?!\s+to\b)|in place of|gave up|given up|give up"
     r"|giving up|quit|quitting|dropped|ditched|stopped(?: \w+ing)?|no more|no longer(?: \w+)?"
+    r"|cut out|cut down on|swapped|replaced"
     r"|not|don't|do not|hate|dislike|can't stand|tried|trying|try|off)\s+"
     r"(?:(?:the|a|an|my|using|drinking)\s+)?(?:\w+\s+)?$",
     re.I,
@@ -133,6 +156,11 @@ _LEAVING = lazy(
 _TAKING = lazy(
     r"\b(?:in|with|on|to|for|it's|it is|its|now|mostly|only)\s+(?:(?:a|an|the|my|cup of|mug of"
     r"|glass of|[\w-]+)\s+){0,2}$",
+    re.I,
+)
+_ROUTINE = lazy(
+    r"\b(?:(?:every|each)\s+(?:morning|evening|night|afternoon|day)|these days|nowadays"
+    r"|before bed|at bedtime)\b",
     re.I,
 )
 _FIRST_PERSON = lazy(r"\b(?:i|we|my|our|me|us|i'm|i've|we're|we've)\b", re.I)
@@ -151,10 +179,10 @@ _MEETING_TIME = (
     r"|takes place|was moved|got moved|has moved|have moved|moved|is moving|is being moved"
     r"|was pushed|got pushed|pushed|was shifted|shifted|changed|kicks off|kick off|got bumped"
     r"|was bumped|bumped|got rescheduled|was rescheduled|got moved up|moved up)\s+(?:\w+\s+){0,3}?"
-    rf"(?:(?:to|at|for|back to|up to)\s+(?P<value>{_TIME})|(?P<clock>{_CLOCK}))",
+    rf"(?:(?:to|at|for|on|back to|up to)\s+{_WHEN}|(?P<clock>{_CLOCK}))",
     rf"\b(?:moved|pushed|shifted|rescheduled|changed|bumped)\s+(?:the\s+|our\s+|my\s+)?"
     rf"(?:\w+\s+)?(?P<subject>{_MEETINGS})\s+(?:\w+\s+){{0,2}}?to\s+(?:[\w-]+\s+){{0,2}}?"
-    rf"(?:at\s+)?(?P<value>{_TIME})",
+    rf"(?:at\s+|on\s+)?{_WHEN}",
 )
 
 
@@ -194,16 +222,24 @@ def _lexical(text: str) -> tuple[str, str] | None:
     return _KIND_OF[word], word
 
 
+def lexicon_words(text: str) -> list[str]:
+    """The things of a known kind `text` names ("iced coffee", "Evernote")."""
+    return [m.group(1) for m in _LEXICON_RE.finditer(text)]
+
+
 def _taken(core: str) -> Filled | None:
     """A tool or a drink the user uses, drinks or switched to ("switched from vim to
     Helix", "I drink tea every morning", "I do my coding in Zed", "I gave up espresso, it's
     herbal tea now"): the first thing of a known kind the clause does not leave."""
     verb = _TAKES_RE.search(core)
     mine = _MY_THING.search(core)  # "my editor is Helix", "my morning drink is coffee"
-    first_person = _FIRST_PERSON.search(core) is not None or verb is not None
+    # a routine is the speaker's own ("every morning it's porridge now")
+    first_person = any(p.search(core) for p in (_FIRST_PERSON, _ROUTINE)) or verb is not None
+    left: str | None = None  # the kind of what the clause leaves: the slot it changes
     for match in _LEXICON_RE.finditer(core):
         before = core[: match.start()]
         if _LEAVING.search(before[-40:]):
+            left = left or _KIND_OF[match.group(1).lower()]
             continue  # "from vim", "instead of vim", "gave up espresso"
         if not (
             (verb is not None and verb.end() <= match.start())
@@ -214,13 +250,38 @@ def _taken(core: str) -> Filled | None:
         ):
             continue
         word = match.group(1).lower()
-        kind = _KIND_OF[word]
-        if kind in _TOOL_KINDS:
-            return Filled(f"tool:{kind}", word)
-        part = _DAYPART.search(core)
-        when = f":{part.group(1).lower()}" if part else ""
-        return Filled(f"habit:{kind}{when}", word)
+        return _slot_for(core, _KIND_OF[word], word, left)
+    replacement = _REPLACEMENT.search(core) if left and first_person else None
+    if left and replacement and replacement.group("value").split()[0].lower() not in _NOT_VALUES:
+        # "I've stopped the smoothies; it's porridge now": what replaces a known thing
+        return _slot_for(core, left, replacement.group("value").lower(), None)
     return None
+
+
+# what replaces the thing a clause leaves, named or not in the lexicon ("it's porridge now")
+_REPLACEMENT = lazy(
+    r"\b(?:it'?s|it is|i'?m on|i have|i eat|i drink)\s+(?:(?:a|an|some)\s+)?"
+    r"(?P<value>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:now|instead|these days|nowadays)\b",
+    re.I,
+)
+# words that open no replacement ("it's too late now", "it's fine now")
+_NOT_VALUES = {
+    "the", "that", "this", "it", "over", "done", "fine", "better", "worse", "time", "all",
+    "too", "so", "very", "really", "much", "late", "early", "ok", "okay", "gone", "not",
+}  # fmt: skip
+
+
+def _slot_for(core: str, kind: str, word: str, left: str | None) -> Filled:
+    """The slot of taking `word` (of `kind`): a tool's kind, or a habit's kind and time of
+    day. A clause that leaves one thing for another changes the slot of what it leaves
+    ("ditched Scrivener for Obsidian" is about the writing app, whatever else Obsidian is)."""
+    if left and (left in _TOOL_KINDS) == (kind in _TOOL_KINDS):
+        kind = left
+    if kind in _TOOL_KINDS:
+        return Filled(f"tool:{kind}", word)
+    part = _DAYPART.search(core)
+    when = f":{part.group(1).lower()}" if part else ""
+    return Filled(f"habit:{kind}{when}", word)
 
 
 def _meeting(core: str) -> Filled | None:
@@ -228,12 +289,24 @@ def _meeting(core: str) -> Filled | None:
         match = pattern.search(core)
         if match is not None:
             name = re.sub(r"[^a-z0-9:]+", "", match.group("subject").lower()).rstrip("s")
-            name = {"retrospective": "retro", "1on1": "1:1", "oneonone": "1:1"}.get(name, name)
-            value = match.group("value") or match.groupdict().get("clock") or ""
+            name = {
+                "retrospective": "retro",
+                "1on1": "1:1",
+                "oneonone": "1:1",
+                "onetoone": "1:1",
+                "1to1": "1:1",
+            }.get(name, name)
+            groups = match.groupdict()
+            value = groups["value"] or groups.get("day") or groups.get("clock") or ""
             return Filled(f"meeting:{name}:time", " ".join(value.split()).lower())
     return None
 
 
+_JOB_WORDS = lazy(
+    r"\b(?:role|job|position|employer|salary|boss|colleagues|hired|offer|gig"
+    r"|promotion|contract)\b",
+    re.I,
+)
 # a statement about the past, or a one-off, fills no standing slot ("I worked at Google
 # years ago", "standup is at 10 this week only")
 _BYGONE = lazy(
@@ -262,8 +335,61 @@ def filled(core: str) -> Filled | None:
             value = match.group("value")
             if _lexical(value) is not None:
                 break  # "moved to VS Code": a tool, not a place
+            if slot == "identity:location" and _JOB_WORDS.search(text):
+                slot = "identity:employer"  # "moved to Deliveroo, same kind of data role"
             return Filled(slot, value.rstrip(".,;"))
     return taken
+
+
+# What a statement says its subject left, by name: "left Contoso", "dropped Visio",
+# "switched from Todoist to ...", "cut out the wine", "no more afternoon coffee". A line of
+# the subject's that names it states the old value, whatever slot (or none) either fills.
+_LEFT = lazy(
+    r"\b(?:(?P<named>left|moved (?:away )?from|moved out of)\s+(?=[A-Z])"
+    r"|(?:quit|quitting|dropped|dropping|ditched|ditching|gave up(?: on)?|given up(?: on)?"
+    r"|giving up(?: on)?|cut out|stopped(?: using| drinking| having)?|no more|moved on from"
+    r"|cancell?ed|uninstalled|deleted|binned"
+    r"|switched (?:away )?from|migrated (?:away )?from|replaced|instead of|swapped)\s+)"
+    r"(?:(?:the|my|our|using|drinking|having|my old)\s+)?"
+    r"(?P<value>(?-i:[A-Z0-9][\w&'’.+-]*(?:\s+(?-i:[A-Z0-9])[\w&'’.+-]*){0,2})"
+    r"|[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
+    r"(?=\s*(?:[,.;:!?)]|$|\s(?:and|to|for|with|in|at|since|because|now|this|last|after"
+    r"|before|completely|altogether|entirely|though|but|so|as|on|of)\b))",
+    re.I,
+)
+# "switched my backups from Time Machine to Backblaze"
+_FROM_TO = lazy(
+    r"\b(?:switched|switching|moved|moving|migrated|changed|swapped|went)\b[^.;]*?\bfrom\s+"
+    r"(?P<value>(?-i:[A-Z0-9][\w&'’.+-]*(?:\s+(?-i:[A-Z0-9])[\w&'’.+-]*){0,2}))"
+    r"\s+(?:to|over to|for|onto)\b",
+    re.I,
+)
+_NOT_LEFT = {"it", "that", "this", "them", "job", "work", "there", "here", "home", "town"}
+
+
+def left_values(core: str) -> list[str]:
+    """The things a statement says its subject left or gave up, each as the word(s) an older
+    statement would name it by (a name whole, else the last word: "afternoon coffee" ->
+    "coffee"); [] when it leaves nothing by name."""
+    text = " ".join(core.replace("’", "'").split())
+    out: list[str] = [m.group("value") for m in _FROM_TO.finditer(text)]
+    for match in _LEFT.finditer(text):
+        value = match.group("value").strip(" .,'")
+        named = value[:1].isupper() or value[:1].isdigit()
+        if not named:
+            if match.group("named"):
+                continue  # "left the office": only a named place or employer is left
+            value = value.split()[-1]
+            value = value[:-1] if value.endswith("s") and not value.endswith("ss") else value
+        if value.lower() not in _NOT_LEFT and len(value) > 1:
+            out.append(value)
+    return list(dict.fromkeys(out))
+
+
+def names_value(text: str, value: str) -> bool:
+    """Whether `text` names `value` as a word (or its plural: "lattes")."""
+    pattern = rf"(?<![\w-]){re.escape(value)}(?:e?s)?(?![\w-])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def slot_of_statement(core: str) -> str | None:

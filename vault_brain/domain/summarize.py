@@ -70,6 +70,8 @@ _ANSWER_OPENER = re.compile(
     re.IGNORECASE,
 )
 _NAME_RUN = re.compile(r"[A-Z][A-Za-z0-9'’-]*(?:\s+[A-Z][A-Za-z0-9'’-]*)*")
+# a sentence opened by one word and a comma or a stop ("Noted, thanks.", "Done.")
+_INTERJECTED = re.compile(r"[A-Z][a-z]+[,.!]")
 _NOT_NAMES = wordset(
     """I I'm I've I'll I'd OK Ok Yes No Hi Hello Hey Thanks Sure Okay Also Then So But And Or Maybe
     Please Great Sounds Let Let's We You It This That These Those There Here What When Where Why
@@ -158,6 +160,8 @@ def _names(transcript: Sequence[_Sentence]) -> list[str]:
             tokens = [t for t in tokens if t]
             if not tokens or (len(tokens) == 1 and tokens[0] in _NOT_NAMES):
                 continue
+            if match.start() == 0 and len(tokens) == 1 and _INTERJECTED.match(text):
+                continue  # "Noted, thanks.": a one-word reply opening a sentence, no name
             name = " ".join(tokens)
             counts[name] = counts.get(name, 0) + 1
             first_seen.setdefault(name, len(first_seen))

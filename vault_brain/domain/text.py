@@ -80,6 +80,17 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` on one line, cut at the last word boundary within `limit` characters with an
+    ellipsis (a title never ends in half a word: "we live in Dunde")."""
+    flat = flatten(text)
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    head = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return head.rstrip(" ,;:-–—") + "…"
+
+
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LINE_MARKER = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*|#{1,6}\s+)")
