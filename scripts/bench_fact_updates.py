@@ -20,7 +20,9 @@ and 3 of 5 clean on that first run; each time the rules were then made more gene
 examples (tests/test_fact_updates.py) of the shapes missed, so none is unseen any more.
 `issue` is the wording of issue 23's examples (residence Berlin -> Lisbon, ...; the first
 trials used its residence and employer lines). `lead` was written for the closing review by
-someone who had not read the slot rules and run once, untuned: its figure is the unseen one.
+someone who had not read the slot rules and run once, untuned (0 of 5), then tuned on;
+`lead2` and `lead3` were written the same way before that tuning and run once at the end:
+their figure is the unseen one.
 Prints k of 5 per set.
 """
 
@@ -306,6 +308,91 @@ SETS: dict[str, list[Update]] = {
             "Thursday",
             "Friday",
             "when is the one-to-one with Dana",
+        ),
+    ],
+    "lead2": [  # written by a reviewer before the second round of slot work; run once at the end
+        Update(
+            "residence",
+            "Some background: my partner and I rent a flat in Utrecht, near the station.",
+            "We bought a house! Since March home is Amersfoort, so my commute changed.",
+            "Utrecht",
+            "Amersfoort",
+            "where does the user live",
+        ),
+        Update(
+            "employer",
+            "I teach maths at Hillcrest Academy, years 7 to 11.",
+            "Big change: I resigned from Hillcrest and started teaching at Oakfield College in "
+            "January.",
+            "Hillcrest",
+            "Oakfield",
+            "where does the user teach",
+        ),
+        Update(
+            "habit",
+            "I always cycle to work, rain or shine.",
+            "My knee is bad so I take the tram to work these days instead of cycling.",
+            "cycle",
+            "tram",
+            "how does the user get to work",
+        ),
+        Update(
+            "tool",
+            "Our team tracks everything in Jira.",
+            "We migrated from Jira to Linear over the summer.",
+            "Jira",
+            "Linear",
+            "which issue tracker does the team use",
+        ),
+        Update(
+            "meeting time",
+            "Sprint planning is every other Monday at 10am.",
+            "Heads up, sprint planning is now on Tuesdays at 2pm.",
+            "Monday",
+            "Tuesday",
+            "when is sprint planning",
+        ),
+    ],
+    "lead3": [  # same
+        Update(
+            "residence",
+            "I'm from Cork and I still live there.",
+            "I've relocated to Galway for the new job.",
+            "Cork",
+            "Galway",
+            "where does the user live",
+        ),
+        Update(
+            "employer",
+            "Day job: data analyst for Contoso Bank.",
+            "Contoso laid me off, but I got hired by Tailspin Toys as an analyst last week.",
+            "Contoso",
+            "Tailspin",
+            "who is the user's employer",
+        ),
+        Update(
+            "habit",
+            "I usually drink two espressos in the morning.",
+            "Cut out espresso completely, it's herbal tea in the mornings now.",
+            "espresso",
+            "herbal tea",
+            "what does the user drink in the morning",
+        ),
+        Update(
+            "tool",
+            "I browse with Firefox on every machine.",
+            "Switched my browser to Brave last month.",
+            "Firefox",
+            "Brave",
+            "which browser does the user use",
+        ),
+        Update(
+            "meeting time",
+            "The book club meets on the first Wednesday of the month at 7pm.",
+            "We moved book club to the first Thursday, same time.",
+            "Wednesday",
+            "Thursday",
+            "when does the book club meet",
         ),
     ],
     "issue": [
