@@ -6,9 +6,13 @@ set (tests/data/gate/dev3.jsonl)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from vault_brain.domain.gate import judge, redact
+from vault_brain.domain.gate import judge, may_hold_secret, redact
+from vault_brain.domain.redaction import redact_spans
 
 REFUSED = {
     "other languages": [
@@ -183,3 +187,19 @@ def test_a_greeting_or_a_habit_is_not_an_order_to_the_assistant(text: str, ok: b
 )
 def test_a_command_named_in_prose_is_a_mention_unless_dangerous(text: str, ok: bool) -> None:
     assert judge(text).ok is ok, judge(text).reasons
+
+
+def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:
+    """`may_hold_secret` lets a person's note reach an agent without the whole gate when no
+    secret detector fires: over every labelled text and real note here, each text whose
+    secret-only redaction finds a secret is one the first look flags."""
+    data = Path(__file__).parent / "data"
+    notes = (data / "kepano-vault").rglob("*.md")
+    texts: list[str] = [p.read_text(encoding="utf-8") for p in notes]
+    for path in [*(data / "gate").glob("*.jsonl"), *(data / "capture").glob("*.jsonl")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += [row.get("text", ""), *(m["content"] for m in row.get("messages", []))]
+    with_secrets = [t for t in texts if redact_spans(t, ("secret",))[1]]
+    assert len(with_secrets) > 100  # the sets hold many kinds of secret
+    assert [t[:80] for t in with_secrets if not may_hold_secret(t)] == []

@@ -17,7 +17,14 @@ import re
 from collections import Counter
 from collections.abc import Collection
 
-from vault_brain.domain.gate import LABELS, MAX_SCAN_CHARS, holds_secret, judge, redact
+from vault_brain.domain.gate import (
+    LABELS,
+    MAX_SCAN_CHARS,
+    holds_secret,
+    judge,
+    may_hold_secret,
+    redact,
+)
 from vault_brain.domain.text import split_sentences
 
 # Reasons that speak of a text's size, never of a span in it.
@@ -43,6 +50,8 @@ def redact_spans(text: str, only: Collection[str] | None = None) -> tuple[str, C
         head, found = redact_spans(text[: _cut(text)], only)
         found["wall"] += 1
         return f"{head}\n[redacted: {LABELS['wall']}]".lstrip("\n"), found
+    if only is not None and set(only) <= {"secret"} and not may_hold_secret(text):
+        return text, Counter()  # (a person's note for an agent: no secret, nothing to judge)
     only = None if only is None else {*only, "wall"}  # (a size, never left unjudged)
     safe, found = redact(text)
     if not found or (only is not None and not set(found) & only and not set(found) & _BLOCKS):

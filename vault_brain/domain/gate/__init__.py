@@ -138,6 +138,14 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
     return spans + patterns.high_entropy_tokens(text) + patterns.seed_phrase_spans(text)
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether any secret detector fires anywhere in `text`, read whole: when none does, no
+    sentence, line or block of it is refused as a secret (a cheap first look for callers that
+    redact secrets only)."""
+    cleaned = clean(text)
+    return bool(_secret_spans(cleaned)) or _spaced_secret(cleaned) or "PRIVATE KEY" in text
+
+
 def holds_secret(text: str) -> bool:
     """Whether a line of code or a command holds a credential shaped as one (a provider key,
     a named password, a random-looking token, a recovery phrase, a key spelled out): the
