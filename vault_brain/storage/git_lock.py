@@ -6,8 +6,9 @@ Rule: the lock is stale -- removed, with a one-line notice -- when it is older t
 `STALE_AFTER` seconds (a git command of vb's holds it for well under a second, a person's
 `git add` of a whole vault for a few) and no live git process works in this repository
 (checked through /proc where the system has one: a process named git whose working folder
-is inside the repository). Otherwise a git may still hold it: a true one-line error with a
-hint, and the lock is left alone.
+is inside the repository, not one this process started itself, such as GitPython's
+long-lived `git cat-file --batch` readers, which never take the lock). Otherwise a git may
+still hold it: a true one-line error with a hint, and the lock is left alone.
 """
 
 from __future__ import annotations
@@ -29,18 +30,28 @@ def live_git_in(top: Path) -> bool:
     if not proc.is_dir():
         return False
     top_s = str(top.resolve())
+    own = str(os.getpid())
     for entry in proc.iterdir():
-        if not entry.name.isdigit() or entry.name == str(os.getpid()):
+        if not entry.name.isdigit() or entry.name == own:
             continue
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
             cwd = os.readlink(entry / "cwd")
+            if _parent(entry) == own:
+                continue  # this process's own readers (GitPython's `git cat-file --batch`)
         except OSError:
             continue
         if cwd == top_s or cwd.startswith(top_s + os.sep):
             return True
     return False
+
+
+def _parent(entry: Path) -> str:
+    for line in (entry / "status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return line.split(":", 1)[1].strip()
+    return ""
 
 
 def clear_stale_index_lock(git_dir: Path, top: Path, say: Callable[[str], None]) -> bool:
