@@ -4,8 +4,8 @@ Requests: vb's own fields (`memory_top_k`, `memory_session`, `memory_scope`, `me
 or the `X-VB-*` headers) are taken out; the memories go in as one user-role message of quoted
 reference data just before the latest user message (never in the system role); nothing else
 changes. Replies: the assistant's text and tool calls, from one JSON body or from the stream's
-chunks, become transcript records in the `vb loop` format. Every message shape is read: string content,
-lists of parts, `content: null` with tool calls, tool results.
+chunks, become transcript records in the `vb loop` format. Every message shape is read: string
+content, lists of parts, `content: null` with tool calls, tool results.
 """
 
 from __future__ import annotations
