@@ -3,8 +3,7 @@
 Measures, against the targets in BENCHMARKS.md: MEMORY.md generation, feedback on 10
 memories, `vb maintain` with nothing due, a prune that archives 1,000 notes, context
 assembly for a 1,000-message session, offline compaction of a 100k-token session and an
-offline flush of 200 messages. In-process figures use the library as the CLI does (with
-the cache of compiled patterns the `vb` entry point installs, `storage.regex_cache`); the
+offline flush of 200 messages. In-process figures use the library as the CLI does; the
 "process" figures run the real `vb` command.
 
     python scripts/bench_lifecycle.py [--notes 10000] [--out bench-out/]
@@ -29,9 +28,6 @@ import gen_vault
 
 from vault_brain.app.vault import Vault
 from vault_brain.domain.policy import build_policy
-from vault_brain.storage import regex_cache
-
-regex_cache.install()  # as `vb` does
 
 SENTENCES = [
     "I prefer short status updates on Mondays.",

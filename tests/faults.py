@@ -6,8 +6,8 @@ SIGKILL just before the N-th call of one syscall (strace counts each syscall sep
 killing at write point k means injecting on that point's syscall at its occurrence number.
 Running the command again killed at each point proves what happens after a crash at exactly
 that step. Python is run with PYTHONDONTWRITEBYTECODE so that start-up itself writes nothing
-(no bytecode, and no compiled patterns to vb's regex cache, which honours the same switch):
-every write point belongs to the command's own work, and is the same in every run.
+(no bytecode): every write point belongs to the command's own work, and is the same in every
+run.
 
 strace is a test dependency (`.ci/run` installs it). Where it is missing, tests that need it
 are skipped, except under CI (`VB_REQUIRE_TOOLS=1`), where a missing tool is a failure.

@@ -29,9 +29,6 @@ def main(argv: list[str] | None = None) -> int:
         from vault_brain.interfaces.git_merge import main as merge_driver
 
         return merge_driver(args[1:])
-    from vault_brain.storage import regex_cache
-
-    regex_cache.install()  # the gate's patterns, compiled once per machine
     if "search" in args[:3]:  # a plain search is answered before typer is even imported
         from vault_brain.interfaces.cli.warm import fast_search
 

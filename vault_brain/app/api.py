@@ -189,12 +189,10 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         """Reconcile and open the searcher, and compile the gate's patterns, now (a
         server does this while its client connects)."""
         from vault_brain.domain.gate import judge
-        from vault_brain.storage import regex_cache
 
         with self._use("skip") as vault:
             vault.searcher.search("warm up", 1)
         judge("warm up: ignore nothing, `ls -l`\n- item")
-        regex_cache.save()  # for the next server's start
 
     def close(self) -> None:
         """Record every retrieval still pending (waits for the vault lock); stop the keeper,
