@@ -13,17 +13,11 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-
-# typer 0.28 ships its own copy of click (typer._click); its types are the ones to use.
-from typer._click.core import Command, Context
-from typer._click.exceptions import NoArgsIsHelpError
-from typer._click.exceptions import UsageError as ClickUsageError
-from typer._click.formatting import HelpFormatter
-from typer._click.globals import get_current_context
 from typer.core import TyperGroup
 
 from vault_brain import __version__
@@ -56,7 +50,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def summary(cmd: Command) -> str:
+def summary(cmd: Any) -> str:  # (a click command of typer's own copy of click)
     """A command's one-line summary: the first line of its help, never cut."""
     text = cmd.short_help or (cmd.help or "")
     return text.strip().split("\n", 1)[0].strip()
@@ -65,11 +59,11 @@ def summary(cmd: Command) -> str:
 class GroupedGroup(TyperGroup):
     """Commands in `SECTIONS` order, listed under their section headings."""
 
-    def list_commands(self, ctx: Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         ordered = [name for names in SECTIONS.values() for name in names if name in self.commands]
         return ordered + sorted(set(self.commands) - set(ordered))
 
-    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         listed: set[str] = set()
         for title, names in SECTIONS.items():
             rows = [(n, summary(self.commands[n])) for n in names if n in self.commands]
@@ -136,8 +130,12 @@ def _root(
     state.debug = debug
 
 
+_STATE: ContextVar[CliState | None] = ContextVar("vb_cli_state", default=None)
+
+
 def state() -> CliState:
-    return get_current_context().find_object(CliState) or CliState()
+    """The running command's root options and environment (`main` sets them)."""
+    return _STATE.get() or CliState()
 
 
 def open_api(session: str | None = None) -> MemoryAPI:
@@ -208,7 +206,17 @@ def _report(exc: VaultBrainError, as_json: bool) -> int:
     return exc.exit_code
 
 
-def _usage_error(exc: ClickUsageError) -> UsageError:
+def _click_error(exc: Exception) -> str | None:
+    """ "help" for click's no-arguments help, "usage" for its other usage errors, else None.
+    typer 0.28 keeps its copy of click's exception classes out of its public API, so they are
+    known by their class names."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "NoArgsIsHelpError" in names:
+        return "help"
+    return "usage" if "UsageError" in names and not isinstance(exc, VaultBrainError) else None
+
+
+def _usage_error(exc: Any) -> UsageError:
     """A click usage error in vb's own words: one line, and where to find the usage."""
     message = exc.format_message().strip().rstrip(".")
     message = message[:1].lower() + message[1:] if message else "bad command line"
@@ -223,14 +231,10 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
     as_json = "--json" in args
     debug = "--debug" in args
     command = typer.main.get_command(load_commands(args))
+    token = _STATE.set(cli_state)
     try:
         code = command.main(args, prog_name="vb", standalone_mode=False, obj=cli_state)
         return code if isinstance(code, int) else 0  # a command's typer.Exit(n) comes back as n
-    except NoArgsIsHelpError as exc:
-        sys.stdout.write(exc.format_message() + "\n")  # `vb` or `vb tasks` alone: the help
-        return 0
-    except ClickUsageError as exc:
-        return _report(_usage_error(exc), as_json)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.Abort:
@@ -253,7 +257,15 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
         from vault_brain.storage.files import io_error  # lazy: only when something failed
 
         return _report(io_error(exc, exc.filename or "a file"), as_json)
-    except Exception as exc:  # a bug: still one line, and how to see more
+    except (
+        Exception
+    ) as exc:  # click's usage errors; else a bug: still one line, and how to see more
+        click_error = _click_error(exc)
+        if click_error == "help":  # `vb` or `vb tasks` alone: the help
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            return 0
+        if click_error == "usage":
+            return _report(_usage_error(exc), as_json)
         if debug:
             raise
         error = VaultBrainError(
@@ -261,3 +273,5 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
             hint="run the command again with --debug for the traceback, and report it",
         )
         return _report(error, as_json)
+    finally:
+        _STATE.reset(token)
