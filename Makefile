@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint bench docs clean
+.PHONY: venv demo check test lint bench docs clean
 
 venv: $(STAMP)
 
@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
+# Everyday work: the pure and in-process tiers (tests/unit, tests/integration), on every core.
+check: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto --dist worksteal -m "not system" tests/unit tests/integration
+
+# Everything, the real processes too (tests/system: CLI, MCP, serve, watch, session, sync weeks,
+# Docker, a sample of the crash matrices; CI runs them whole with VB_CRASH_MATRIX=full).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check vault_brain scripts tests

@@ -15,8 +15,8 @@ tune them; blind2.jsonl, written last, has not been: it is the figure for chat n
 seen; blind3.jsonl, written before the rework of issue 23, is its held-out set); --split applies
 to the corpus only.
 
-Stage `capture` runs `vault_brain.domain.capture.capture()` over each conversation's messages
-(message ids are "m<index>") and scores its candidates against the labels:
+Stage `capture` runs `vault_brain.domain.capture.conversation.capture()` over each
+conversation's messages (message ids are "m<index>") and scores its candidates against the labels:
 
 - A labelled fact is recalled when some candidate of the same conversation contains every
   keyword of the fact (case-insensitive substring of the candidate's text) and the subject
@@ -97,17 +97,17 @@ import gen_vault  # noqa: E402
 from check_capture_corpus import variants  # noqa: E402
 
 from vault_brain.app.api import MemoryAPI, create_vault  # noqa: E402
-from vault_brain.app.guard import PERSON  # noqa: E402
-from vault_brain.app.loop import parse_records  # noqa: E402
-from vault_brain.app.results import NoteResult  # noqa: E402
-from vault_brain.domain.capture import KINDS, Candidate, capture  # noqa: E402
+from vault_brain.app.memory.guard import PERSON  # noqa: E402
+from vault_brain.app.memory.results import NoteResult  # noqa: E402
+from vault_brain.app.sessions.loop import parse_records  # noqa: E402
+from vault_brain.domain.capture.conversation import KINDS, Candidate, capture  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
 from vault_brain.domain.gate import judge, prose_sentences  # noqa: E402
-from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind  # noqa: E402
+from vault_brain.domain.sessions.records import MESSAGE_TYPES, record_kind  # noqa: E402
 from vault_brain.domain.text import content_words, slugify  # noqa: E402
 from vault_brain.storage.env import Environment  # noqa: E402
-from vault_brain.storage.frontmatter_edit import edit_front_matter  # noqa: E402
-from vault_brain.storage.transcript import read_records  # noqa: E402
+from vault_brain.storage.notes.frontmatter_edit import edit_front_matter  # noqa: E402
+from vault_brain.storage.sessions.transcript import read_records  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "capture"
 SPLITS = ("dev", "held-out", "all")

@@ -17,7 +17,7 @@ An update is clean when all three hold (the issue's definition):
 Sets: `dev` is the wording the slot rules were written against. `fresh`, `fresh2`, `fresh3`
 and `fresh4` were each written after the rules of their time and run once untuned: 1, 2, 3
 and 3 of 5 clean on that first run; each time the rules were then made more general on dev
-examples (tests/test_fact_updates.py) of the shapes missed, so none is unseen any more.
+examples (tests/integration/test_fact_updates.py) of the shapes missed, so none is unseen any more.
 `issue` is the wording of issue 23's examples (residence Berlin -> Lisbon, ...; the first
 trials used its residence and employer lines). `lead` was written for the closing review by
 someone who had not read the slot rules and run once, untuned (0 of 5), then tuned on;
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vault_brain.entry import main  # noqa: E402
-from vault_brain.storage.frontmatter import parse_text  # noqa: E402
+from vault_brain.storage.notes.frontmatter import parse_text  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -135,9 +135,9 @@ def _path_report(
 
 def storage(rows: Sequence[dict[str, Any]], where: Path) -> dict[str, Any]:
     from vault_brain.app.api import MemoryAPI, create_vault
-    from vault_brain.app.capture_process import capture
-    from vault_brain.app.proxy import ProxyAPI, Turn
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.vault import Vault
+    from vault_brain.app.runtime.capture_process import capture
+    from vault_brain.app.runtime.proxy import ProxyAPI, Turn
     from vault_brain.storage.env import Environment
 
     out: dict[str, Any] = {}

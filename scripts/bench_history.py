@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from vault_brain.app.api import MemoryAPI
-from vault_brain.app.history import history
+from vault_brain.app.sync.history import history
 from vault_brain.entry import main as vb_main
 
 

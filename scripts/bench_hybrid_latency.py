@@ -17,8 +17,8 @@ import statistics
 import time
 from pathlib import Path
 
-from vault_brain.app.vault import Vault
-from vault_brain.domain.policy import build_policy
+from vault_brain.app.memory.vault import Vault
+from vault_brain.domain.policy.settings import build_policy
 from vault_brain.storage.index.hybrid import HybridSearcher
 from vault_brain.storage.index.search import Searcher
 

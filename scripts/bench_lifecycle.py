@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_vault
 
-from vault_brain.app.vault import Vault
-from vault_brain.domain.policy import build_policy
+from vault_brain.app.memory.vault import Vault
+from vault_brain.domain.policy.settings import build_policy
 
 SENTENCES = [
     "I prefer short status updates on Mondays.",
@@ -66,7 +66,7 @@ def process_ms(args: list[str], runs: int = 5) -> float:
 
 
 def make_session(vault: Vault, session: str, messages: int, words: int = 40) -> None:
-    from vault_brain.storage.transcript import append
+    from vault_brain.storage.sessions.transcript import append
 
     batch = []
     for n in range(messages):
@@ -100,13 +100,13 @@ def main() -> int:
     vault = Vault.open(root)
     vault.reconcile()
 
-    from vault_brain.app.memory_file import build_memory_file
+    from vault_brain.app.memory.memory_file import build_memory_file
 
     results["memory_file_ms"], mf = timed(lambda: build_memory_file(vault))
     results["memory_file_tokens"] = mf.tokens
     results["memory_file_process_ms"] = process_ms(["--vault", str(root), "memory-file"], 3)
 
-    from vault_brain.app.credit import apply_feedback, record_retrieval
+    from vault_brain.app.memory.credit import apply_feedback, record_retrieval
 
     hits = vault.searcher.search("project review meeting notes", k=10)
     assert len(hits) == 10, "the generated vault should answer a 10-hit query"
@@ -116,8 +116,8 @@ def main() -> int:
         ["--vault", str(root), "feedback", "good", "--session", "bench-feedback"], 3
     )
 
-    from vault_brain.app.apply import apply_plan
-    from vault_brain.app.lifecycle import maintain, plan_prune
+    from vault_brain.app.lifecycle.plans import maintain, plan_prune
+    from vault_brain.app.memory.apply import apply_plan
 
     first, report = timed(lambda: maintain(vault), runs=1)
     results["maintain_first_run_ms"] = first
@@ -128,7 +128,7 @@ def main() -> int:
     results["maintain_nothing_due_process_ms"] = process_ms(["--vault", str(root), "maintain"])
 
     # a prune that archives 1,000 notes: make 1,000 scored notes old and low
-    from vault_brain.storage.frontmatter_edit import edit_front_matter
+    from vault_brain.storage.notes.frontmatter_edit import edit_front_matter
 
     prunable = sorted(
         p
@@ -146,7 +146,7 @@ def main() -> int:
     results["prune_seconds"] = time.perf_counter() - started
     results["prune_archived"] = len(plan.actions)
 
-    from vault_brain.app.loop import build_context
+    from vault_brain.app.sessions.loop import build_context
 
     make_session(vault, "bench-context", 1000)
     started = time.perf_counter()
@@ -155,9 +155,9 @@ def main() -> int:
     results["context_ms"], ctx = timed(lambda: build_context(Vault.open(root), "bench-context"))
     results["context_messages"] = len(ctx.messages)
 
-    from vault_brain.app.compaction import compact
-    from vault_brain.app.flush import flush
-    from vault_brain.storage.transcript import SessionIndex
+    from vault_brain.app.sessions.compaction import compact
+    from vault_brain.app.sessions.flush import flush
+    from vault_brain.storage.sessions.transcript import SessionIndex
 
     make_session(vault, "bench-compact", 500, words=300)
     info = SessionIndex(vault.paths).info("bench-compact")

@@ -116,8 +116,8 @@ async def warm_calls(vault: Path, queries: list[str], warmup: int) -> tuple[list
 def in_process(vault: Path, queries: list[str]) -> dict[str, float]:
     """The steps of one memory_search without MCP: reconcile and search (in the answer), then
     what the server does behind the answer: record the access and refresh the index."""
-    from vault_brain.app.credit import record_retrieval
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.credit import record_retrieval
+    from vault_brain.app.memory.vault import Vault
 
     v = Vault.open(vault)
     v.reconcile(force=True)

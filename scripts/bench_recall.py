@@ -4,11 +4,11 @@
     python scripts/bench_recall.py [--vault DIR | --notes 10000] [--queries 200] [--rounds 3]
 
 Times, in-process and after a warm-up, `Vault.searcher.search(q, k=10)` (what
-scripts/bench_search.py calls "warm search") and `app.proxy.recall(vault, q)` (what `vb serve`
-runs before each request; the pool is k x 3) over deterministic queries of 1-4 vocabulary
-words, in the form the proxy sees them ("What do you know about ...?"). Each measure is run
---rounds times, interleaved; the median of the rounds' p50 is reported with the load
-average. Without --vault, the vault bench_serve.py caches (bench-out/serve-vaults/) is
+scripts/bench_search.py calls "warm search") and `app.runtime.proxy.recall(vault, q)`
+(what `vb serve` runs before each request; the pool is k x 3) over deterministic queries of
+1-4 vocabulary words, in the form the proxy sees them ("What do you know about ...?").
+Each measure is run --rounds times, interleaved; the median of the rounds' p50 is reported
+with the load average. Without --vault, the vault bench_serve.py caches (bench-out/serve-vaults/) is
 copied to a temporary folder (recall may write refusal events).
 """
 
@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 import gen_vault  # noqa: E402
 from bench_common import percentile  # noqa: E402
 
-from vault_brain.app.proxy import recall  # noqa: E402
-from vault_brain.app.vault import Vault  # noqa: E402
+from vault_brain.app.memory.vault import Vault  # noqa: E402
+from vault_brain.app.runtime.proxy import recall  # noqa: E402
 from vault_brain.storage.tokens import get_counter  # noqa: E402
 
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 from bench_common import log, percentile  # noqa: E402
 
-from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image  # noqa: E402
+from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image  # noqa: E402
 
 TARGET_TOOL_P50_MS = 150.0
 

@@ -182,7 +182,7 @@ COLD_BREAKDOWN = textwrap.dedent('''\
     import whoosh.index, whoosh.searching, whoosh.scoring, whoosh.analysis  # noqa: E401,F401
 
     marks.append(time.perf_counter())
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.vault import Vault
 
     vault = Vault.open(sys.argv[1])
     vault.reconcile()
@@ -402,7 +402,7 @@ def measure_index(vault: CachedVault, runs: int, timeout: float) -> dict[str, An
     parse_s: float | None = None
     try:  # in-process: read + parse every note + build its index document (no Whoosh writes)
         from vault_brain.storage.index.schema import document
-        from vault_brain.storage.notes import note_from_bytes
+        from vault_brain.storage.notes.read import note_from_bytes
 
         started = time.process_time()
         for spec in vault.notes:
@@ -574,7 +574,7 @@ def cold_breakdown(
 
 @contextlib.contextmanager
 def watcher(vault: CachedVault, startup_timeout: float) -> Iterator[subprocess.Popen[bytes]]:
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.vault import Vault
     from vault_brain.storage.index.watch import read_status
 
     log_path = vault.root.parent / f"{vault.root.name}.watch.log"
@@ -713,7 +713,7 @@ def check_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 def bench_size(size: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     try:
-        from vault_brain.app.vault import Vault
+        from vault_brain.app.memory.vault import Vault
     except ImportError as exc:
         raise BenchError(
             f"cannot import vault_brain ({exc}); run with the project's venv "

@@ -95,12 +95,13 @@ def main() -> None:
     args = parser.parse_args()
 
     from vault_brain.app.api import MemoryAPI
-    from vault_brain.app.session import SessionRunner
-    from vault_brain.app.session_opencode import start_opencode
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.vault import Vault
+    from vault_brain.app.runtime.index_keeper import keep_index
+    from vault_brain.app.runtime.session import SessionRunner
+    from vault_brain.app.runtime.session_opencode import start_opencode
     from vault_brain.storage.env import Environment
-    from vault_brain.storage.opencode_image import ensure_opencode_image
-    from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
+    from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image
+    from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
     server = FakeLLMServer().start()
     server.max_requests = 10**9
@@ -136,7 +137,7 @@ def main() -> None:
 
             opened = Vault.open(vault, Environment(env))
             api = MemoryAPI.live(opened, "bench-session", source="session")
-            api.keep_index()  # as `vb session` does (a watcher, not a walk per call)
+            keep_index(api)  # as `vb session` does (a watcher, not a walk per call)
             llm = api.vault.llm()
             assert llm is not None
             runner: SessionRunner

@@ -97,8 +97,8 @@ def main() -> None:
         ours_text = note(0, 4, 0.41, "2026-01-03T10:00:00+00:00", "").replace(
             "Line 2 about", "Line two (b) about"
         )
-        from vault_brain.storage.merge_files import merge_note
-        from vault_brain.storage.sync_git import driver_command
+        from vault_brain.storage.git.sync import driver_command
+        from vault_brain.storage.notes.merge import merge_note
 
         raw = [p.read_bytes() for p in (base, theirs)]
         expected = merge_note(raw[0], ours_text.encode(), raw[1])

@@ -18,7 +18,7 @@ checked:
 - with ENOSPC, the error message was true: "nothing was changed" only when nothing was,
   and a change said to be finished later was finished by the next command.
 
-`tests/test_crash_safety.py` runs this matrix; RELIABILITY.md reports its figures.
+`tests/system/test_crash_safety.py` runs this matrix; RELIABILITY.md reports its figures.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from faults import (  # noqa: E402
     write_points,
 )
 from vault_brain.entry import main  # noqa: E402
-from vault_brain.storage.frontmatter import parse_text  # noqa: E402
+from vault_brain.storage.notes.frontmatter import parse_text  # noqa: E402
 from vault_brain.storage.template import init_vault  # noqa: E402
 
 _IN_PROCESS = threading.Lock()  # stdout and stderr are the process's: one call at a time
@@ -314,12 +314,13 @@ def _no_commits(root: Path) -> None:
     strategy.write_text(text.replace("# commit_on: [session, lifecycle]", "commit_on: []"))
 
 
-def _sampled(points: list[str], numbers: list[int], every: int) -> list[int]:
-    """Every write point to a vault file, and every `every`-th point in vb's cache (.vb/)
-    or of a file descriptor whose path strace does not show (a write to an open file)."""
+def _sampled(points: list[str], numbers: list[int], every: int, vault_every: int) -> list[int]:
+    """Every `vault_every`-th write point to a vault file (and the last), and every `every`-th
+    point in vb's cache (.vb/) or of a file descriptor whose path strace does not show (a
+    write to an open file)."""
     vault_file = [n for n in numbers if '"/' in points[n - 1] and "/.vb/" not in points[n - 1]]
     rest = [n for n in numbers if n not in vault_file]
-    return sorted({*vault_file, *rest[::every]})
+    return sorted({*vault_file[::vault_every], *vault_file[-1:], *rest[::every]})
 
 
 def run_matrix(
@@ -327,9 +328,10 @@ def run_matrix(
     faults: tuple[str, ...] = ("kill", "enospc"),
     workers: int = 2,
     every: int = 1,
+    vault_every: int = 1,
 ) -> list[Outcome]:
-    """Every case at every write point (or, with `every` > 1, every vault-file point and every
-    `every`-th other one)."""
+    """Every case at every write point (or a sample: every `vault_every`-th point that writes
+    a vault file and every `every`-th other one)."""
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="vb-crash-") as tmp:
         work = Path(tmp)
@@ -348,8 +350,8 @@ def run_matrix(
             numbers = file_point_numbers(points)
             if not numbers:
                 raise RuntimeError(f"{case.name}: no write points found")
-            if every > 1:
-                numbers = _sampled(points, numbers, every)
+            if every > 1 or vault_every > 1:
+                numbers = _sampled(points, numbers, every, vault_every)
             jobs += [(case, fault, base, points, n) for fault in faults for n in numbers]
         with ThreadPoolExecutor(workers) as pool:
             outcomes = list(

@@ -17,12 +17,11 @@ app = load_commands()
 def command_paths() -> list[list[str]]:
     """Every command and sub-command, in the order `vb --help` lists them."""
     import typer.main
-    from typer._click.core import Context  # the click typer 0.28 ships
     from typer.core import TyperGroup
 
     def walk(group: TyperGroup, prefix: list[str]) -> list[list[str]]:
         out: list[list[str]] = []
-        ctx = Context(group)
+        ctx = group.make_context(prefix[-1] if prefix else "vb", [], resilient_parsing=True)
         for name in group.list_commands(ctx):
             cmd = group.get_command(ctx, name)
             out.append([*prefix, name])

@@ -10,23 +10,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vault_brain.app import results
-from vault_brain.app.apply import PlanResult
-from vault_brain.app.compaction import CompactionResult
-from vault_brain.app.credit import CreditReport, FeedbackResult
-from vault_brain.app.flush import FlushResult
-from vault_brain.app.graph import GraphResult
-from vault_brain.app.history import HistoryResult, LogResult
-from vault_brain.app.lifecycle import CompactResult, MaintainResult
-from vault_brain.app.loop import ContextResult, IntakeResult, PersistResult
-from vault_brain.app.memory_file import MemoryFileResult
-from vault_brain.app.persona import PersonaResult
-from vault_brain.app.policy_review import PolicyApproval, PolicyDiff
-from vault_brain.app.retention import SessionList, SessionsArchived
+from vault_brain.app.lifecycle.plans import CompactResult, MaintainResult
+from vault_brain.app.lifecycle.policy_review import PolicyApproval, PolicyDiff
+from vault_brain.app.memory import results
+from vault_brain.app.memory.apply import PlanResult
+from vault_brain.app.memory.credit import CreditReport, FeedbackResult
+from vault_brain.app.memory.memory_file import MemoryFileResult
+from vault_brain.app.memory.tokens import TokenAdded, TokenList, TokenRevoked
+from vault_brain.app.sessions.compaction import CompactionResult
+from vault_brain.app.sessions.flush import FlushResult
+from vault_brain.app.sessions.loop import ContextResult, IntakeResult, PersistResult
+from vault_brain.app.sessions.retention import SessionList, SessionsArchived
+from vault_brain.app.sessions.tasks import TaskChange, TaskList
 from vault_brain.app.status import StatusReport
-from vault_brain.app.sync import SyncResult
-from vault_brain.app.tasks import TaskChange, TaskList
-from vault_brain.app.tokens import TokenAdded, TokenList, TokenRevoked
+from vault_brain.app.sync.graph import GraphResult
+from vault_brain.app.sync.history import HistoryResult, LogResult
+from vault_brain.app.sync.persona import PersonaResult
+from vault_brain.app.sync.remote import SyncResult
 from vault_brain.interfaces.claude_code.settings import HookSettings
 from vault_brain.interfaces.clients import ClientConfig
 

@@ -7,7 +7,7 @@ Editors take no lock: they read a file, change it and write it back (atomically,
 rename, as Obsidian and most editors do). One process does that `--edits` times over
 `--notes` notes, appending a numbered line each time, while another runs the agent loop:
 searches recorded for credit (a front matter write to every note hit) and feedback. At the
-end every numbered line must still be in the vault. `tests/test_hand_edits.py` runs it;
+end every numbered line must still be in the vault. `tests/integration/test_hand_edits.py` runs it;
 RELIABILITY.md reports its figures.
 """
 

@@ -6,7 +6,7 @@ hybrid variant: that also writes each vault's embeddings) and looks only at the 
 split: LoCoMo conversations 0-4 and SciFact's *train* queries. The held-out conversations
 5-9 and SciFact's test queries are never read here. For each query it takes the BM25
 candidates (`Searcher`) and the similarity of every note (`HybridSearcher`'s vectors) once,
-then ranks them with `domain.ranking.fuse` under each setting, as `HybridSearcher` does
+then ranks them with `domain.notes.ranking.fuse` under each setting, as `HybridSearcher` does
 (credit and recency are left out: neither data set has credit, and their dates are years
 old, so the recency factor is 1 to 1e-11).
 
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_retrieval as bench
 
-from vault_brain.app.vault import Vault
-from vault_brain.domain.ranking import fuse
+from vault_brain.app.memory.vault import Vault
+from vault_brain.domain.notes.ranking import fuse
 from vault_brain.storage.index.hybrid import HybridSearcher
 from vault_brain.storage.index.search import Searcher
 

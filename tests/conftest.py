@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -84,12 +85,36 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield invoke
 
 
+TIERS = ("unit", "integration", "system")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test's tier is its folder's (tests/unit, tests/integration, tests/system), unless
+    it is marked `system` itself: a process-level test kept beside the in-process ones of
+    its file. `make check` runs `-m "not system"`."""
+    for item in items:
+        if item.get_closest_marker("system") is None:
+            folder = item.path.parent.name
+            item.add_marker(folder if folder in TIERS else "integration")
+
+
+@pytest.fixture(scope="session")
+def vault_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One vault made by `vb init` (its git repository, first commit and all) per test run
+    and worker: each `vault` is a copy of it, not another `vb init`."""
+    root = tmp_path_factory.mktemp("template") / "vault"
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["init", str(root)])
+    assert code == 0, err.getvalue()
+    return root
+
+
 @pytest.fixture
-def vault(tmp_path: Path, cli: Any) -> Path:
-    """A fresh vault made by `vb init`."""
+def vault(tmp_path: Path, vault_template: Path) -> Path:
+    """A fresh vault as `vb init` makes it (a copy of the run's template)."""
     root = tmp_path / "vault"
-    res = cli("init", str(root))
-    assert res.exit_code == 0, res.stderr
+    shutil.copytree(vault_template, root, symlinks=True)
     return root
 
 
@@ -187,8 +212,8 @@ def _docker_unavailable(why: str) -> None:
 
 @pytest.fixture(scope="session")
 def docker_engine() -> Any:
-    """A Docker SDK client whose daemon answers (`storage.sandbox.docker_client`)."""
-    from vault_brain.storage.sandbox import SandboxError, docker_client
+    """A Docker SDK client whose daemon answers (`storage.sandbox.container.docker_client`)."""
+    from vault_brain.storage.sandbox.container import SandboxError, docker_client
 
     try:
         return docker_client()
@@ -200,7 +225,7 @@ def docker_engine() -> Any:
 def sandbox_image(docker_engine: Any) -> str:
     """The sandbox image's tag, built once per test run by `ensure_image` itself (its base
     vb-base:bookworm-<hash> too, with debootstrap, when missing: a few minutes the first time)."""
-    from vault_brain.storage.sandbox import SandboxError, ensure_image
+    from vault_brain.storage.sandbox.container import SandboxError, ensure_image
 
     try:
         return ensure_image(
@@ -215,8 +240,8 @@ def sandbox_image(docker_engine: Any) -> str:
 def opencode_image(docker_engine: Any, sandbox_image: str) -> str:
     """The OpenCode image's tag, built once per test run by `ensure_opencode_image` (OpenCode's
     pinned release fetched from the npm registry into ~/.cache/vault_brain the first time)."""
-    from vault_brain.storage.opencode_image import ensure_opencode_image
-    from vault_brain.storage.sandbox import SandboxError
+    from vault_brain.storage.sandbox.container import SandboxError
+    from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
     try:
         return ensure_opencode_image(

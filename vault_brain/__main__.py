@@ -1,3 +1,5 @@
+"""`python -m vault_brain`: the `vb` command line."""
+
 import sys
 
 from vault_brain.entry import main

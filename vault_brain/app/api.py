@@ -1,6 +1,6 @@
 """The memory API: one typed entry point for every interface.
 
-The CLI, the MCP server, the Claude Code hooks and the proxy (`app.proxy.ProxyAPI`, with
+The CLI, the MCP server, the Claude Code hooks and the proxy (`app.runtime.proxy.ProxyAPI`, with
 its few methods of its own) call these methods; none holds business logic of its own.
 
 Two ways to hold it:
@@ -18,19 +18,18 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.app import notes
-from vault_brain.app.api_git import GitOps
-from vault_brain.app.api_grants import Access
-from vault_brain.app.api_knowledge import Knowledge, check_sources
-from vault_brain.app.api_policy import PolicyOps
-from vault_brain.app.api_sessions import Pending, SessionsAndTasks
-from vault_brain.app.commits import commit_at
-from vault_brain.app.guard import PERSON, admit, for_agent, written_by
-from vault_brain.app.results import (
+from vault_brain.app.knowledge.api import Knowledge, check_sources
+from vault_brain.app.lifecycle.api import PolicyOps
+from vault_brain.app.memory import notes
+from vault_brain.app.memory.api_part import Keeper, Pending
+from vault_brain.app.memory.commits import commit_at
+from vault_brain.app.memory.grants import Access
+from vault_brain.app.memory.guard import PERSON, admit, for_agent, written_by
+from vault_brain.app.memory.results import (
     BatchLine,
     IndexResult,
     InitResult,
@@ -44,29 +43,29 @@ from vault_brain.app.results import (
     SettingRow,
     StrategyResult,
 )
-from vault_brain.app.vault import Vault
+from vault_brain.app.memory.vault import Vault
+from vault_brain.app.sessions.api import SessionsAndTasks
+from vault_brain.app.sync.api import GitOps
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.grants import FULL, Grant
-from vault_brain.domain.notes import Filters
-from vault_brain.domain.policy import SETTINGS
-from vault_brain.domain.scopes import GLOBAL, Agent, check_scope
-from vault_brain.domain.sessions import check_session_id
+from vault_brain.domain.notes.model import Filters
+from vault_brain.domain.policy.grants import FULL, Grant
+from vault_brain.domain.policy.scopes import GLOBAL, Agent, check_scope
+from vault_brain.domain.policy.settings import SETTINGS
+from vault_brain.domain.sessions.records import check_session_id
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
 from vault_brain.storage.files import stamp as file_stamp
-from vault_brain.storage.index.scan import ReconcileResult
 from vault_brain.storage.index.store import Progress
-from vault_brain.storage.notes import load_note
+from vault_brain.storage.notes.read import load_note
 
 if TYPE_CHECKING:
-    from vault_brain.app.access import AccessRecorder
-    from vault_brain.app.apply import PlanResult
-    from vault_brain.app.credit import CreditReport, FeedbackResult
-    from vault_brain.app.index_keeper import IndexKeeper
-    from vault_brain.app.lifecycle import CompactResult, MaintainResult
-    from vault_brain.app.memory_file import MemoryFileResult
+    from vault_brain.app.lifecycle.plans import CompactResult, MaintainResult
+    from vault_brain.app.memory.access import AccessRecorder
+    from vault_brain.app.memory.apply import PlanResult
+    from vault_brain.app.memory.credit import CreditReport, FeedbackResult
+    from vault_brain.app.memory.memory_file import MemoryFileResult
     from vault_brain.app.status import StatusReport
-    from vault_brain.domain.plan import Plan
+    from vault_brain.domain.policy.plan import Plan
     from vault_brain.storage.index.search import Hit
 
 # The modules behind the less frequent operations (credit, lifecycle, sessions, tasks,
@@ -87,17 +86,22 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         self.session = check_session_id(session) if session is not None else None
         self.source = source
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
-        self.grant: Grant = FULL  # set by `confine`: what the caller may do (`domain.grants`)
+        self.grant: Grant = (
+            FULL  # set by `confine`: what the caller may do (`domain.policy.grants`)
+        )
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = file_stamp(vault.paths.strategy)
         self.access: AccessRecorder | None = None
-        self.keeper: IndexKeeper | None = None
+        self.keeper: Keeper | None = None
+        """Set by `app.runtime.index_keeper.keep_index`: a watcher keeps the index current."""
         self.answers = "in-process"
-        """Which path a search by this API is (`warm`: `vb watch`'s socket, `app.warm`);
+        """Which path a search by this API is (`warm`: `vb watch`'s socket, `app.runtime.warm`);
         written with each search event, so `vb status` can tell which answered the last."""
         if live and self.session is not None:
-            from vault_brain.app.access import AccessRecorder  # lazy: long-lived processes only
+            from vault_brain.app.memory.access import (
+                AccessRecorder,  # lazy: long-lived processes only
+            )
 
             # (each line in the transcript at once, the counters behind the answers)
             self.access = AccessRecorder(self.session, self._lock, lambda: self._vault, source)
@@ -165,25 +169,12 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
 
     def _reconcile(self, vault: Vault) -> None:
         """Live: the index is brought up to date before each call, by the index keeper when
-        there is one (`keep_index`), else by a walk over the files (`app.proxy` throttles
+        there is one (`keep_index`), else by a walk over the files (`app.runtime.proxy` throttles
         it)."""
         if self.keeper is not None:
             self.keeper.settle()
         else:
             vault.reconcile(force=True)
-
-    def keep_index(self) -> None:
-        """Live: keep the index current from a vault watcher's reports (`app.index_keeper`)
-        instead of a walk over every file before each call (at 10k notes, most of a warm
-        MCP search). Reads still see every change made before them."""
-        from vault_brain.app.index_keeper import IndexKeeper  # lazy: long-lived processes
-        from vault_brain.app.proxy import ProxyAPI
-
-        if self.is_live and self.keeper is None:
-            kept = Vault(self._vault.paths, self._vault.env)
-            kept.index.merge_later = self._vault.index.merge_later
-            self.keeper = IndexKeeper(ProxyAPI(kept))
-            self._vault.kept = True  # this API's writes: indexed by the keeper's thread
 
     def warm_up(self) -> None:
         """Reconcile and open the searcher, and compile the gate's patterns, now (a
@@ -215,7 +206,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         if self.access is not None:
             self.access.defer(vault, query, hits, tool)
         else:
-            from vault_brain.app.credit import record_retrieval  # lazy: agent searches only
+            from vault_brain.app.memory.credit import record_retrieval  # lazy: agent searches only
 
             record_retrieval(vault, self.session, query, hits, source=self.source)
 
@@ -272,7 +263,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             note = load_note(vault.paths.root, rel)
             self.grant.check_read(note.scope, ref, rel, note.private)
             if self.agent is not None:
-                from vault_brain.app.agents import check_readable
+                from vault_brain.app.memory.agents import check_readable
 
                 check_readable(self.agent, note.scope, ref)
             self._record(vault, ref, [note], "memory_retrieve")
@@ -390,13 +381,13 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                 "feedback needs the session whose last turn it judges", hint="pass --session ID"
             )
         with self._use("lines", operation=f"feedback {signal}") as vault:
-            from vault_brain.app.credit import apply_feedback  # lazy: start-up
+            from vault_brain.app.memory.credit import apply_feedback  # lazy: start-up
 
             return apply_feedback(vault, session, signal)
 
     def credit_report(self, top: int = 10) -> CreditReport:
         with self._use("try") as vault:
-            from vault_brain.app.credit import credit_report  # lazy: start-up
+            from vault_brain.app.memory.credit import credit_report  # lazy: start-up
 
             return credit_report(vault, top, self._may_read if self._restricted() else None)
 
@@ -404,7 +395,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     def plan(
         self, operation: str, older_than_days: float | None = None, type_: str = "episode"
     ) -> Plan:
-        from vault_brain.app import lifecycle  # lazy: start-up
+        from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up
 
         with self._use() as vault:
             if operation == "prune" and older_than_days is not None:
@@ -412,26 +403,26 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             return lifecycle.make_plan(vault, operation)
 
     def run(self, plan: Plan, dry_run: bool) -> PlanResult:
-        from vault_brain.app import lifecycle  # lazy: start-up
+        from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up
 
         with self._use() as vault:
             return lifecycle.run_plan(vault, plan, dry_run)
 
     def maintain(self, dry_run: bool = False) -> MaintainResult:
-        from vault_brain.app import lifecycle  # lazy: start-up
+        from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up
 
         with self._use() as vault:
             return lifecycle.maintain(vault, dry_run=dry_run)
 
     def compact_memory(self) -> CompactResult:
-        from vault_brain.app import lifecycle  # lazy: start-up
+        from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up
 
         self.grant.check_vault_wide("compact memory")
         with self._use() as vault:
             return lifecycle.compact_memory(vault)
 
     def memory_file(self, budget: int | None = None, write: bool = True) -> MemoryFileResult:
-        from vault_brain.app.memory_file import build_memory_file, write_memory_file  # lazy
+        from vault_brain.app.memory.memory_file import build_memory_file, write_memory_file  # lazy
 
         with self._use("try") as vault:
             vault.reconcile()
@@ -440,7 +431,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             return build_memory_file(vault, budget)
 
     def strategy(self) -> StrategyResult:
-        from vault_brain.storage.policy_hold import read_held  # lazy: this command only
+        from vault_brain.storage.policy.hold import read_held  # lazy: this command only
 
         policy = self._vault.policy
         held = {h.key for h in read_held(self._vault.paths)}
@@ -480,12 +471,6 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             rebuilt=result.rebuilt,
             seconds=round(time.perf_counter() - started, 3),
         )
-
-    def watch(self, debounce: float, on_batch: Callable[[ReconcileResult], None]) -> None:
-        """Keep the index current until SIGINT or SIGTERM."""
-        from vault_brain.app.watch import run_watch  # lazy: start-up (watchdog)
-
-        run_watch(self._vault, debounce=debounce, on_batch=on_batch)
 
 
 def create_vault(target: Path, adopt: bool = False) -> InitResult:

@@ -6,11 +6,11 @@ from collections import Counter
 from dataclasses import field
 from typing import Any
 
-from vault_brain.app.extract import ProjectState, project_states
-from vault_brain.app.policy_review import policy_warning
-from vault_brain.app.results import Result, result
-from vault_brain.app.sync import SyncState, sync_state, trust_problems
-from vault_brain.app.vault import Vault
+from vault_brain.app.knowledge.extract import ProjectState, project_states
+from vault_brain.app.lifecycle.policy_review import policy_warning
+from vault_brain.app.memory.results import Result, result
+from vault_brain.app.memory.vault import Vault
+from vault_brain.app.sync.remote import SyncState, sync_state, trust_problems
 from vault_brain.storage.events import counts as event_counts
 from vault_brain.storage.events import last_of
 from vault_brain.storage.index.scan import diff_manifest, scan

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vault_brain.app.results import Result, result
+from vault_brain.app.memory.results import Result, result
 from vault_brain.domain.text import check_choice
 
 SERVER_NAME = "vault-brain"

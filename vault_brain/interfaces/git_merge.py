@@ -3,9 +3,9 @@ THEIRS PATH` (`vb merge-driver ...` is the same).
 
 `vb init` and `vb sync` write this command into each clone's .git/config; git runs it once
 per file a person's own `git merge` or `git pull` merges (`vb sync` merges in-process). It
-starts light: a note in the plain front matter form is merged by `storage.merge_light`
+starts light: a note in the plain front matter form is merged by `storage.notes.merge_light`
 (no YAML library, no CLI framework); any other note, and every other kind, by
-`app.merge_driver.run_driver`. Exit 0 when OURS holds the merge; non-zero (git then reports
+`app.sync.merge_driver.run_driver`. Exit 0 when OURS holds the merge; non-zero (git then reports
 a conflict, and OURS is untouched) when the files could not be merged.
 """
 
@@ -23,7 +23,7 @@ def main(args: list[str]) -> int:
     kind, base, ours, theirs, path = args
     try:
         if kind == "note":
-            from vault_brain.storage.merge_light import merge_note_light, replace_file
+            from vault_brain.storage.notes.merge_light import merge_note_light, replace_file
 
             data = []
             for name in (base, ours, theirs):
@@ -34,7 +34,7 @@ def main(args: list[str]) -> int:
                 if merged != data[1]:
                     replace_file(ours, merged)
                 return 0
-        from vault_brain.app.merge_driver import run_driver  # lazy: YAML, the full merge
+        from vault_brain.app.sync.merge_driver import run_driver  # lazy: YAML, the full merge
 
         copy = run_driver(kind, base, ours, theirs, path)
     except Exception as exc:  # any failure: git keeps the file conflicted, never half-merged

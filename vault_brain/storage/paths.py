@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.errors import VaultMissingError
-from vault_brain.domain.sessions import check_session_id
+from vault_brain.domain.sessions.records import check_session_id
 from vault_brain.storage.vault_root import MARKER, SOCKET_NAME, locate, machine_cache
 
 __all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
@@ -147,7 +147,7 @@ class VaultPaths:
 
     def access_marker(self, session_id: str) -> Path:
         """A session's retrievals whose access counters are not in the notes yet: where in
-        its transcript they begin, and which process will write them (`app.access`)."""
+        its transcript they begin, and which process will write them (`app.memory.access`)."""
         return self.access_dir / f"{check_session_id(session_id)}.json"
 
     @property

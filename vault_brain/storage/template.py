@@ -9,9 +9,9 @@ from pathlib import Path
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.storage.files import atomic_write
-from vault_brain.storage.git import init_repo
+from vault_brain.storage.git.guard import install_drivers_at
+from vault_brain.storage.git.repo import init_repo
 from vault_brain.storage.paths import MARKER
-from vault_brain.storage.sync_git import install_drivers_at
 
 
 def template_root() -> Path:

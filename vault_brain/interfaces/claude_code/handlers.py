@@ -4,7 +4,7 @@ part through the memory API and returns the JSON Claude Code reads from stdout.
 - SessionStart: regenerate MEMORY.md and inject it (`additionalContext`).
 - UserPromptSubmit: record the prompt in vb's session for this Claude session
   (`claude-<session_id>`), retrieve the memories for it (recorded for credit) and inject them.
-Both inject memories as quoted reference data (`domain.quoting`), never as instructions.
+Both inject memories as quoted reference data (`domain.gate.quoting`), never as instructions.
 - PreCompact: import what is new in Claude Code's own transcript into vb's session, then run
   vb's flush, so durable memories are kept before Claude compacts its context away.
 - SessionEnd: import the rest of the transcript, flush, and commit the vault with git (only
@@ -20,11 +20,11 @@ from typing import Any
 
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.errors import LockedError
-from vault_brain.domain.quoting import Quoted, memory_block, quote
-from vault_brain.domain.sessions import MESSAGE_TYPES, record_kind
+from vault_brain.domain.gate.quoting import Quoted, memory_block, quote
+from vault_brain.domain.sessions.records import MESSAGE_TYPES, record_kind
 from vault_brain.interfaces.claude_code.payload import HARNESS, Payload, parse_payload
 from vault_brain.interfaces.claude_code.transcript import import_transcript
-from vault_brain.storage.transcript import append, read_records
+from vault_brain.storage.sessions.transcript import append, read_records
 
 # Claude Code shows longer hook context only as a preview; stay under it.
 MAX_CONTEXT_CHARS = 9_500
@@ -55,7 +55,7 @@ def memory_context(api: MemoryAPI) -> str:
 
 
 def _memory_md(text: str) -> str:
-    """MEMORY.md quoted as reference data (`domain.quoting`), never as instructions."""
+    """MEMORY.md quoted as reference data (`domain.gate.quoting`), never as instructions."""
     head = (
         "Long-term memory from vault_brain (the best memories by credit; search for more with "
         "the vault-brain MCP tools when they are connected).\n\n"

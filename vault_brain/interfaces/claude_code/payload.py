@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.sessions import check_session_id
+from vault_brain.domain.sessions.records import check_session_id
 
 HARNESS = "claude-code"
 # `vb hook <slug>` for each Claude Code event this integration handles.

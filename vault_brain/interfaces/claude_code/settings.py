@@ -10,7 +10,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from vault_brain.app.results import Result, result
+from vault_brain.app.memory.results import Result, result
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.interfaces.claude_code.payload import EVENTS
 from vault_brain.storage.files import atomic_write

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_brain.app.vault import Vault
+from vault_brain.app.memory.vault import Vault
 from vault_brain.interfaces.claude_code.payload import HARNESS
-from vault_brain.storage.transcript import append, read_records
+from vault_brain.storage.sessions.transcript import append, read_records
 
 # Tool output can be whole files; the vault keeps a bounded excerpt (Claude keeps the rest).
 MAX_TOOL_TEXT = 4_000

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vault_brain.domain.credit import SIGNALS
+from vault_brain.domain.notes.credit import SIGNALS
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt, SessionOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.credit import CreditEntry
+    from vault_brain.app.memory.credit import CreditEntry
 
 credit_app = typer.Typer(help="Credit scores learnt from outcomes.", no_args_is_help=True)
 app.add_typer(credit_app, name="credit")

@@ -12,7 +12,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.history import HistoryResult, LogResult
+    from vault_brain.app.sync.history import HistoryResult, LogResult
 
 
 def _value(value: Any) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.sessions import check_session_id, new_session_id
+from vault_brain.domain.sessions.records import check_session_id, new_session_id
 from vault_brain.domain.text import check_choice
 from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import JsonOpt
@@ -88,7 +88,7 @@ def mcp(
 ) -> None:
     """Serve the memory tools over MCP on stdin/stdout."""
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.vault import Vault
 
     st = state()
     vault = Vault.open(st.vault, st.env)  # a missing vault fails here, before serving
@@ -239,7 +239,7 @@ def serve(
     (DNS rebinding). Bodies vb reads must be application/json, at most --max-body, whole
     within 30 s, nested at most 100 levels.
     """
-    from vault_brain.app.vault import Vault  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.vault import Vault  # lazy: keeps `vb --help` light
     from vault_brain.interfaces.serve.server import serve as serve_proxy  # starlette, uvicorn
 
     st = state()
@@ -272,13 +272,15 @@ def _warm(api: MemoryAPI) -> None:
     walks the files, as it does where the system gives no watcher)."""
     import logging
 
+    from vault_brain.app.runtime.index_keeper import keep_index  # lazy: start-up
+
     with contextlib.suppress(Exception):
         for session in api.recover_counters():
             logging.getLogger("vault_brain.mcp").warning(
                 "wrote the access counters interrupted session %s had not written", session
             )
     with contextlib.suppress(Exception):
-        api.keep_index()
+        keep_index(api)
         api.warm_up()
 
 

@@ -11,7 +11,7 @@ from vault_brain.interfaces.cli.options import DryRun, JsonOpt
 from vault_brain.interfaces.cli.output import emit, progress_bar, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.extract import ExtractResult
+    from vault_brain.app.knowledge.extract import ExtractResult
 
 ProjectOpt = Annotated[
     str | None,
@@ -113,7 +113,7 @@ def items_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List extracted items, by project, file and line."""
-    from vault_brain.domain.extract_rules import TYPES
+    from vault_brain.domain.knowledge.rules import TYPES
     from vault_brain.domain.text import check_choice
 
     if type_ is not None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from vault_brain.domain.plan import Plan
+from vault_brain.domain.policy.plan import Plan
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt
 from vault_brain.interfaces.cli.output import emit, table

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vault_brain.domain.notes import Filters
+from vault_brain.domain.notes.model import Filters
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
@@ -19,7 +19,7 @@ from vault_brain.interfaces.cli.options import (
 from vault_brain.interfaces.cli.output import emit, read_content, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.results import NoteView
+    from vault_brain.app.memory.results import NoteView
 
 
 def _head(note: NoteView) -> str:

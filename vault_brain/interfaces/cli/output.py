@@ -16,7 +16,7 @@ SCHEMA_VERSION = 2  # the same as app.results.SCHEMA_VERSION (a test keeps them 
 def emit(result: Any, as_json: bool, human: str | None = None) -> None:
     """Print a result: `{"version": 2, ...fields}` with `--json`, else the human text."""
     if as_json:
-        from vault_brain.app.results import envelope  # lazy: keeps `vb --help` light
+        from vault_brain.app.memory.results import envelope  # lazy: keeps `vb --help` light
 
         sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
     elif human is not None:
@@ -28,7 +28,7 @@ def emit(result: Any, as_json: bool, human: str | None = None) -> None:
 
 def json_line(result: Any) -> None:
     """One JSON document on its own line (batch and streaming output)."""
-    from vault_brain.app.results import envelope  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.results import envelope  # lazy: keeps `vb --help` light
 
     sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
 

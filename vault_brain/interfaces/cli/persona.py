@@ -11,7 +11,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.persona import PersonaResult
+    from vault_brain.app.sync.persona import PersonaResult
 
 persona_app = typer.Typer(
     help=(

@@ -11,7 +11,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
 
 if TYPE_CHECKING:
-    from vault_brain.app.policy_review import PolicyFileChange
+    from vault_brain.app.lifecycle.policy_review import PolicyFileChange
 
 policy_app = typer.Typer(
     help=(

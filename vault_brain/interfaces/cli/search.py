@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.notes import Filters
-from vault_brain.domain.sessions import check_session_id
+from vault_brain.domain.notes.model import Filters
+from vault_brain.domain.sessions.records import check_session_id
 from vault_brain.interfaces.cli import warm
 from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import (
@@ -121,7 +121,7 @@ def search(
     if session is not None:
         check_session_id(session)  # before anything runs or is written
     if search_in is not None:
-        from vault_brain.app.api_knowledge import check_sources
+        from vault_brain.app.knowledge.api import check_sources
 
         check_sources(search_in)
     raw = warm.filter_options(type_, category, tag, include_archive, scope)
@@ -140,6 +140,6 @@ def search(
             json_line(line)
         return
     assert query is not None
-    from vault_brain.app.results import envelope  # (loaded with the API already)
+    from vault_brain.app.memory.results import envelope  # (loaded with the API already)
 
     warm.render(envelope(api.search(query, k, filters, search_in)), as_json)

@@ -51,7 +51,7 @@ def _err(text: str) -> None:
 def _keep_config_out(env: Mapping[str, str], *mounted: Path) -> None:
     """vb's config file may hold the model's key: it must not be in a folder the sandbox
     mounts."""
-    from vault_brain.storage.llm_config import default_config_path
+    from vault_brain.storage.llm.config import default_config_path
 
     config = default_config_path(env).resolve()
     for folder in mounted:
@@ -117,11 +117,12 @@ def session(
     are handled by vb. At the end the transcript is flushed into memory and the vault
     committed with a one-line summary."""
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
-    from vault_brain.app.session import SessionRunner, check_model, recover
-    from vault_brain.app.vault import Vault
-    from vault_brain.domain.sessions import new_session_id
+    from vault_brain.app.memory.vault import Vault
+    from vault_brain.app.runtime.index_keeper import keep_index
+    from vault_brain.app.runtime.session import SessionRunner, check_model, recover
+    from vault_brain.domain.sessions.records import new_session_id
     from vault_brain.domain.text import check_choice
-    from vault_brain.storage.sandbox import Sandbox, docker_client, ensure_image
+    from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image
 
     agent = check_choice(agent, AGENTS, "agent")
     where = (workspace or Path.cwd()).expanduser().resolve()
@@ -133,7 +134,7 @@ def session(
     client = docker_client()
     image = ensure_image(client, base=base, rebuild=build, say=_err)
     if agent == "opencode":
-        from vault_brain.storage.opencode_image import ensure_opencode_image
+        from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
         image = ensure_opencode_image(client, image, st.env.values, rebuild=build, say=_err)
     if build:
@@ -141,7 +142,7 @@ def session(
         return
     session_id = new_session_id("session")
     api = MemoryAPI.live(vault, session_id, source="session")
-    api.keep_index()  # (a watcher, not a walk over the vault before each of the agent's calls)
+    keep_index(api)  # (a watcher, not a walk over the vault before each of the agent's calls)
     llm = check_model(api)
     recover(api, client, vault.root, _err)
     api.memory_file()
@@ -152,7 +153,7 @@ def session(
         _err(f"vb: warning: {warning}")
     runner: SessionRunner
     if agent == "opencode":
-        from vault_brain.app.session_opencode import start_opencode
+        from vault_brain.app.runtime.session_opencode import start_opencode
 
         runner = start_opencode(
             api, llm, client, image, workspace=where, policy_rw=policy_rw, say=_say, warn=_err

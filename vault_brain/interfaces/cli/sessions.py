@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.scopes import parse_scopes
+from vault_brain.domain.policy.scopes import parse_scopes
 from vault_brain.domain.text import check_choice
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt
@@ -122,7 +122,7 @@ def loop_persist(
     as_json: JsonOpt = False,
 ) -> None:
     """Append the reply and tool records; flush and compact when over the threshold."""
-    from vault_brain.app.loop import parse_records  # lazy: keeps `vb --help` light
+    from vault_brain.app.sessions.loop import parse_records  # lazy: keeps `vb --help` light
 
     if role is None:
         if key:

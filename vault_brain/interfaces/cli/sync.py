@@ -12,7 +12,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
 
 if TYPE_CHECKING:
-    from vault_brain.app.sync import SyncResult
+    from vault_brain.app.sync.remote import SyncResult
 
 
 def render_sync(result: SyncResult) -> str:

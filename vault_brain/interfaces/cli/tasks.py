@@ -12,7 +12,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.tasks import Task, TaskChange
+    from vault_brain.app.sessions.tasks import Task, TaskChange
 
 tasks_app = typer.Typer(
     help=(

@@ -11,8 +11,8 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.tokens import TokenInfo
-    from vault_brain.app.vault import Vault
+    from vault_brain.app.memory.tokens import TokenInfo
+    from vault_brain.app.memory.vault import Vault
 
 token_app = typer.Typer(
     help=(
@@ -38,7 +38,7 @@ NameArg = Annotated[
 
 
 def _vault() -> Vault:
-    from vault_brain.app.vault import Vault  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.vault import Vault  # lazy: keeps `vb --help` light
 
     st = state()
     return Vault.open(st.vault, st.env)
@@ -85,7 +85,7 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Make a token and print it (once: only its hash is kept)."""
-    from vault_brain.app.tokens import add_token  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.tokens import add_token  # lazy: keeps `vb --help` light
 
     result = add_token(_vault(), name, list(scope or []), agent, feedback, all_scopes)
     human = (
@@ -99,7 +99,7 @@ def add(
 @token_app.command("list")
 def list_(as_json: JsonOpt = False) -> None:
     """The tokens: names, scopes, flags and when each was made (never a token)."""
-    from vault_brain.app.tokens import list_tokens  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.tokens import list_tokens  # lazy: keeps `vb --help` light
 
     result = list_tokens(_vault())
     rows = [(t.name, _grant(t), t.created) for t in result.tokens]
@@ -110,7 +110,7 @@ def list_(as_json: JsonOpt = False) -> None:
 @token_app.command()
 def revoke(name: NameArg, as_json: JsonOpt = False) -> None:
     """Revoke a token: refused from now on (also by a running vb serve)."""
-    from vault_brain.app.tokens import revoke_token  # lazy: keeps `vb --help` light
+    from vault_brain.app.memory.tokens import revoke_token  # lazy: keeps `vb --help` light
 
     result = revoke_token(_vault(), name)
     emit(result, as_json, f"revoked token {result.info.name}.")

@@ -130,4 +130,6 @@ def watch(
             sys.stderr.write(f"indexed {len(changed)}: {', '.join(changed[:5])}\n")
 
     sys.stderr.write(f"watching {api.vault.root} (Ctrl-C to stop)\n")
-    api.watch(debounce, report)
+    from vault_brain.app.runtime.watch import run_watch  # lazy: start-up (watchdog)
+
+    run_watch(api.vault, debounce=debounce, on_batch=report)

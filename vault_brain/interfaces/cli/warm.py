@@ -106,12 +106,12 @@ def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
     error: the command then runs and reports it in its own words."""
     try:
         from vault_brain.app.api import MemoryAPI
-        from vault_brain.app.results import envelope
-        from vault_brain.domain.notes import Filters
+        from vault_brain.app.memory.results import envelope
+        from vault_brain.domain.notes.model import Filters
 
         wanted = Filters.of_search(request.filters)
         if request.sources is not None:
-            from vault_brain.app.api_knowledge import check_sources
+            from vault_brain.app.knowledge.api import check_sources
 
             check_sources(request.sources)
         api = MemoryAPI.open(request.vault, env)

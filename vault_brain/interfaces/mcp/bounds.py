@@ -8,7 +8,7 @@ came, and puts in place of a refused one a small request, `vb/refused`, with the
 message's id, which `refuse` (a middleware of the server) answers with a JSON-RPC error that
 says why. The client gets its answer, and the server goes on to the next call. The size of a
 tool's text is bounded further in: a memory longer than the gate scans is refused before any
-scan (`app.guard.check_size`)."""
+scan (`app.memory.guard.check_size`)."""
 
 from __future__ import annotations
 

@@ -26,17 +26,17 @@ from mcp.types import ToolAnnotations
 
 from vault_brain import __version__
 from vault_brain.app.api import MemoryAPI
-from vault_brain.app.credit import CreditReport, FeedbackResult
-from vault_brain.app.history import HistoryResult
-from vault_brain.app.lifecycle import CompactResult
-from vault_brain.app.persona import PersonaResult
-from vault_brain.app.results import (
+from vault_brain.app.lifecycle.plans import CompactResult
+from vault_brain.app.memory.credit import CreditReport, FeedbackResult
+from vault_brain.app.memory.results import (
     MoveResult,
     NoteResult,
     SearchResult,
 )
+from vault_brain.app.sync.history import HistoryResult
+from vault_brain.app.sync.persona import PersonaResult
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.notes import Filters
+from vault_brain.domain.notes.model import Filters
 from vault_brain.interfaces.mcp.bounds import guard_stdin, refuse
 from vault_brain.interfaces.mcp.params import (
     Category,

@@ -6,7 +6,7 @@ memory by changing its base URL.
   just before that message (never in the system role);
   the reply comes back as the upstream sent it (an event stream chunk by chunk), with the
   injected note ids in `X-VB-Memory-Ids` (each percent-encoded, comma-separated). After
-  the response, the turn is written to `sessions/<id>.jsonl` and captured (`app.turns`).
+  the response, the turn is written to `sessions/<id>.jsonl` and captured (`app.runtime.turns`).
 - `POST /v1/vb/feedback` `{"session", "signal"}`: `vb feedback` over HTTP.
 - Any other `/v1/...`: passed to the upstream and back, streamed, untouched.
 
@@ -39,15 +39,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from vault_brain.app.capture_process import CaptureProcess, CaptureSpec
-from vault_brain.app.index_keeper import IndexKeeper
-from vault_brain.app.proxy import ProxyAPI, Recall, Turn
-from vault_brain.app.results import envelope, to_json
-from vault_brain.app.turns import CAPTURE_IDLE, TurnWriter
+from vault_brain.app.memory.results import envelope, to_json
+from vault_brain.app.runtime.capture_process import CaptureProcess, CaptureSpec
+from vault_brain.app.runtime.index_keeper import IndexKeeper
+from vault_brain.app.runtime.proxy import ProxyAPI, Recall, Turn
+from vault_brain.app.runtime.turns import CAPTURE_IDLE, TurnWriter
 from vault_brain.domain.errors import ForbiddenError, VaultBrainError
-from vault_brain.domain.grants import Grant
-from vault_brain.domain.scopes import Agent
-from vault_brain.domain.sessions import conversation_id
+from vault_brain.domain.policy.grants import Grant
+from vault_brain.domain.policy.scopes import Agent
+from vault_brain.domain.sessions.records import conversation_id
 from vault_brain.interfaces.serve.boundary import (
     BODY_TIMEOUT,
     MAX_BODY,
@@ -78,7 +78,7 @@ from vault_brain.interfaces.serve.relay import (
     unreachable,
     upstream_headers,
 )
-from vault_brain.storage.token_store import TokenStore
+from vault_brain.storage.policy.token_store import TokenStore
 
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 600.0  # a model may think for minutes before its first token

@@ -1,4 +1,4 @@
-"""Who is calling `vb serve`, and what it may do: the grant (`domain.grants`) each request
+"""Who is calling `vb serve`, and what it may do: the grant (`domain.policy.grants`) each request
 carries, from its bearer token.
 
 - `--session-only ID` (the sandbox's server): every request has that session's grant,
@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.grants import FULL, Grant
+from vault_brain.domain.policy.grants import FULL, Grant
 from vault_brain.interfaces.serve.relay import bearer_token, error_response
-from vault_brain.storage.token_store import TokenStore
+from vault_brain.storage.policy.token_store import TokenStore
 
 
 class Callers:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.scopes import parse_scopes
-from vault_brain.domain.sessions import check_session_id
+from vault_brain.domain.policy.scopes import parse_scopes
+from vault_brain.domain.sessions.records import check_session_id
 
 # vb's fields in a request body, and the header each may come as instead
 FIELDS = {
@@ -103,7 +103,7 @@ def user_texts(body: Mapping[str, Any]) -> list[str]:
 
 
 def with_memory(body: dict[str, Any], message: str) -> None:
-    """Insert the memories (a quoted data block, `domain.quoting`) as a user-role message of
+    """Insert the memories (a quoted data block, `domain.gate.quoting`) as a user-role message of
     their own just before the latest user message: never in the system role (a memory has
     no authority over the model), next to the turn they were retrieved for, and after the
     history, so the conversation's prefix stays the same from turn to turn (prompt caches

@@ -20,7 +20,7 @@ import httpx2
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from vault_brain.app.results import SCHEMA_VERSION
+from vault_brain.app.memory.results import SCHEMA_VERSION
 from vault_brain.domain.json_bounds import json_depth
 
 log = logging.getLogger("vault_brain.serve")

@@ -33,17 +33,17 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp
 
-from vault_brain.app.capture_process import CaptureSpec
-from vault_brain.app.proxy import ProxyAPI
-from vault_brain.app.turns import CAPTURE_IDLE
-from vault_brain.app.vault import Vault
+from vault_brain.app.memory.vault import Vault
+from vault_brain.app.runtime.capture_process import CaptureSpec
+from vault_brain.app.runtime.proxy import ProxyAPI
+from vault_brain.app.runtime.turns import CAPTURE_IDLE
 from vault_brain.domain.errors import UsageError, VaultBrainError
 from vault_brain.interfaces.serve.app import ServeConfig, build_app
 from vault_brain.interfaces.serve.boundary import MAX_BODY, check_origin
 from vault_brain.interfaces.serve.relay import masked
 from vault_brain.storage.env import Environment
 from vault_brain.storage.paths import VaultPaths
-from vault_brain.storage.token_store import TokenStore
+from vault_brain.storage.policy.token_store import TokenStore
 
 GRACEFUL_SECONDS = 10  # open streams get this long to finish when the server stops
 TOKEN_VARIABLE = "VB_SERVE_TOKEN"
@@ -76,7 +76,7 @@ def resolve_config(
     env: Environment, upstream: str | None, capture_idle: float = CAPTURE_IDLE
 ) -> ServeConfig:
     """The upstream (`--upstream`, else vb's configured LLM base URL) and the keys."""
-    from vault_brain.storage.llm_config import LOCAL_DUMMY_KEY, configured_api_key, load_llm_config
+    from vault_brain.storage.llm.config import LOCAL_DUMMY_KEY, configured_api_key, load_llm_config
 
     llm = load_llm_config(env.values)  # a broken LLM configuration fails here, at start
     base = (upstream or "").strip() or (llm.base_url if llm is not None else "")

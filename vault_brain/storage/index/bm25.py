@@ -4,13 +4,14 @@ Whoosh's own search builds a tree of union matchers (every term in every text fi
 segment) and scores each posting through several layers of calls and block-quality checks:
 for a query of a few words over 10k notes that machinery was two thirds of a warm search.
 Here each term's postings in each field are read once, in order, scored with the formula of
-Whoosh's BM25F (its idf, its average field lengths, its quantised per-document lengths) and
+Whoosh's BM25F (its idf, its average field lengths, its quantised per-document lengths, all
+read through the reader's public methods) and
 added up per document; the best `limit` are kept as Whoosh's top collector keeps them (higher
 score first, then the lower document number). The scores equal Whoosh's up to the order of
-the additions, i.e. in the last bits (`tests/test_search_warm.py` compares the two).
+the additions, i.e. in the last bits (`tests/integration/test_search_warm.py` compares the two).
 
 What a segment holds never changes once it is written (deletions only mark documents), so
-`Segments` keeps, per segment, the field lengths and the postings of the terms asked for
+`Segments` keeps, per segment, the field lengths read so far and the postings of the terms asked for
 (as arrays: a warm process reads a frequent term's postings once, not on every query)."""
 
 from __future__ import annotations
@@ -26,52 +27,27 @@ MAX_REMEMBERED_LENGTHS = 64
 MAX_REMEMBERED_POSTINGS = 2_000_000  # postings kept, all terms together (about 12 bytes each)
 
 
-def _stored_lengths(leaf: Any, fieldname: str) -> list[int] | None:
-    """A segment's field lengths read at once: Whoosh 3 keeps them as a column of one byte per
-    document (`doc_field_length` unpacks them one call at a time: 150 ms at 10k notes). None
-    where the codec is not that one (the caller then asks per document)."""
-    from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
-    from whoosh.util.numeric import byte_to_length
-
-    try:
-        column = leaf.reader()._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-        count = leaf.doc_count_all()
-        if column is None:
-            return [1] * count
-        if column._fixedlen != 1:
-            return None
-        raw = bytes(column._dbfile.get(column._basepos, column._count))
-    except (AttributeError, TypeError):
-        return None
-    table = [byte_to_length(b) if b else 1 for b in range(256)]
-    return [table[b] for b in raw[:count]] + [1] * max(count - len(raw), 0)
-
-
 class Segments:
     """What is read once per segment: field lengths and term postings, keyed by the
     segment's id (a reopened index keeps the segments it still has)."""
 
     def __init__(self) -> None:
-        self._lengths: dict[tuple[str, str], list[int]] = {}
+        self._lengths: dict[tuple[str, str], _Lengths] = {}
         self._postings: dict[tuple[str, str, str], tuple[array[int], array[float]]] = {}
         self._held = 0  # postings in `_postings`
 
     def lengths(self, leaf: Any, fieldname: str) -> Any:
-        """A sequence docnum -> length for one leaf searcher (a segment's)."""
+        """A mapping docnum -> length for one leaf searcher (a segment's), each length read
+        through Whoosh's public `doc_field_length` the first time a posting needs it."""
         segment = leaf.reader().segment()
-        if segment is None:  # (not a segment's reader: ask it per document)
-            read = leaf.doc_field_length
-            return _PerDocument(lambda d: read(d, fieldname, 1))
+        if segment is None:  # (not a segment's reader: nothing to keep it by)
+            return _Lengths(leaf, fieldname)
         key = (segment.segment_id(), fieldname)
         lengths = self._lengths.get(key)
         if lengths is None:
-            lengths = _stored_lengths(leaf, fieldname)
-            if lengths is None:
-                read = leaf.doc_field_length
-                lengths = [read(d, fieldname, 1) for d in range(leaf.doc_count_all())]
             if len(self._lengths) >= MAX_REMEMBERED_LENGTHS:
                 self._lengths.clear()
-            self._lengths[key] = lengths
+            lengths = self._lengths[key] = _Lengths(leaf, fieldname)
         return lengths
 
     def postings(self, reader: Any, field: str, term: str) -> tuple[Any, Any]:
@@ -101,12 +77,16 @@ class Segments:
         return ids, weights
 
 
-class _PerDocument:
-    def __init__(self, read: Any) -> None:
-        self._read = read
+class _Lengths(dict[int, int]):
+    """A segment's field lengths, read per document on first use and kept."""
 
-    def __getitem__(self, docnum: int) -> int:
-        return int(self._read(docnum))
+    def __init__(self, leaf: Any, fieldname: str) -> None:
+        super().__init__()
+        self._read, self._field = leaf.doc_field_length, fieldname
+
+    def __missing__(self, docnum: int) -> int:
+        length = self[docnum] = int(self._read(docnum, self._field, 1) or 1)
+        return length
 
 
 def top_docs(

@@ -1,5 +1,5 @@
 """Hybrid search (`search_mode: hybrid`): BM25 candidates and the notes nearest in meaning,
-fused by `domain.ranking.fuse`, then re-ranked with credit and recency like lexical hits.
+fused by `domain.notes.ranking.fuse`, then re-ranked with credit and recency like lexical hits.
 
 The embeddings follow the index: before each search, the notes whose file stamp in the
 index's manifest differs from the one their vector was made at are embedded again (the
@@ -17,15 +17,15 @@ import json
 import logging
 from typing import Any
 
-from vault_brain.domain.notes import PERSON, Filters
-from vault_brain.domain.policy import Policy
-from vault_brain.domain.ranking import blend, fuse
-from vault_brain.domain.supersede import current_text
+from vault_brain.domain.capture.supersede import current_text
+from vault_brain.domain.notes.model import PERSON, Filters
+from vault_brain.domain.notes.ranking import blend, fuse
+from vault_brain.domain.policy.settings import Policy
 from vault_brain.storage.index.scan import known_files
 from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
 from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.store import Index
-from vault_brain.storage.notes import note_from_bytes
+from vault_brain.storage.notes.read import note_from_bytes
 from vault_brain.storage.regular import read_regular
 
 log = logging.getLogger("vault_brain.search")

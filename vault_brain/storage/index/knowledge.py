@@ -5,7 +5,7 @@ missing, damaged or of an older schema.
 
 Documents come in groups (an items file, one source file, one transcript) so a changed file
 replaces exactly its own documents. `state.json` holds, per group, the stamp it was indexed
-at; the application decides what changed (`app.knowledge`).
+at; the application decides what changed (`app.memory.sources`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from vault_brain.storage.files import file_lock, write_cache
 from vault_brain.storage.index.schema import analyzer
+from vault_brain.storage.index.segments import writer as segment_writer
 from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.paths import VaultPaths
 
@@ -107,7 +108,7 @@ class KnowledgeIndex:
         with file_lock(self.lock, "knowledge index", self.paths.lock_timeout):
             state = self.state()
             ix = self._open(fresh=not state)  # no state: the groups given are all there is
-            writer = ix.writer()
+            writer = segment_writer(ix)
             try:
                 for group in [*replace, *drop]:
                     writer.delete_by_term("group", group)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from vault_brain.domain.sync_trust import where_no_note_lives
+from vault_brain.domain.sync.trust import where_no_note_lives
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 from vault_brain.storage.regular import is_regular

@@ -10,9 +10,9 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.columns import VarBytesColumn
 from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 
+from vault_brain.domain.capture.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.clock import epoch
-from vault_brain.domain.notes import Note
-from vault_brain.domain.supersede import PROVENANCE, split_previously, statement_of
+from vault_brain.domain.notes.model import Note
 from vault_brain.domain.text import unique
 
 SCHEMA_VERSION = 11  # 10: each row says who wrote the note (`source`); 11: `previously`,
@@ -22,7 +22,7 @@ MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes the
 # Text fields searched by a query, with their BM25F field boosts.
 # Whoosh's BM25F adds one score per field, so a word in both title and body already counts
 # twice: boosting the title further over-weights it (SciFact nDCG@10 0.651 at 2.0, 0.662 at 1.0).
-# A note's "## Previously" section (facts it used to state, domain/supersede.py) is searched
+# A note's "## Previously" section (facts it used to state, domain/capture/supersede.py) is searched
 # apart from its body and counts less, so the note's current lines outrank its old ones.
 # `slots`: the words a question about a fact line's attribute uses ("live", "employer", ...),
 # counted double: a line that fills the attribute asked about answers the question.
@@ -146,12 +146,12 @@ def superseded(note: Note) -> bool:
 
 def slot_terms(note: Note, current: str) -> str:
     """The words naming the attributes the current fact lines vb wrote in an entity note
-    fill (domain/fact_slots.py: "live location ..." for "User lives in Lisbon")."""
+    fill (domain/capture/slots.py: "live location ..." for "User lives in Lisbon")."""
     if note.type != "entity":
         return ""
     # lazy: the slot table compiles its patterns on import (indexing pays it, `vb --help` not)
-    from vault_brain.domain.capture_statements import first_person
-    from vault_brain.domain.fact_slots import filled, index_words
+    from vault_brain.domain.capture.slots import filled, index_words
+    from vault_brain.domain.capture.statements import first_person
 
     words = []
     for line in current.splitlines()[:MAX_SLOT_LINES]:

@@ -9,17 +9,17 @@ from typing import Any
 
 from whoosh.query import And, Term
 
-from vault_brain.domain.notes import PERSON, Filters
-from vault_brain.domain.policy import Policy
-from vault_brain.domain.ranking import blend
-from vault_brain.domain.supersede import current_text
+from vault_brain.domain.capture.supersede import current_text
+from vault_brain.domain.notes.model import PERSON, Filters
+from vault_brain.domain.notes.ranking import blend
+from vault_brain.domain.policy.settings import Policy
 from vault_brain.domain.text import unique
-from vault_brain.storage.frontmatter import body_text
 from vault_brain.storage.index.bm25 import Segments, top_docs
 from vault_brain.storage.index.schema import TEXT_FIELDS, analyzer
 from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.snippets import Snippets
 from vault_brain.storage.index.store import Index, filter_terms
+from vault_brain.storage.notes.frontmatter import body_text
 from vault_brain.storage.regular import read_regular
 
 # A query is analysed from its first MAX_QUERY_CHARS characters into at most MAX_QUERY_TERMS
@@ -43,7 +43,7 @@ class Hit:
     summary: str = ""
     """The stored start of the body (what a snippet falls back to)."""
     written_by: str = PERSON
-    """The note's `source`: who wrote its text (`domain.notes.SOURCES`)."""
+    """The note's `source`: who wrote its text (`domain.notes.model.SOURCES`)."""
 
 
 class Searcher:

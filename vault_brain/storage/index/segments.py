@@ -11,12 +11,28 @@ commit that reaches the bound). The documents are the same either way.
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Any
 
+from whoosh.codec.whoosh3 import W3Codec, W3Segment
 from whoosh.writing import MERGE_SMALL
 
 MAX_UNMERGED = 24  # segments a `merge_later` commit leaves before it merges anyway
 MERGEABLE = 5  # (MERGE_SMALL merges nothing in fewer segments)
+
+
+class Codec(W3Codec):
+    """Whoosh 3's codec, with new segments named from the OS's random source: Whoosh names
+    them from the process-wide `random` generator, so a process that seeds it (or two forked
+    writers sharing its state) reuses a name and the commit fails on an assertion."""
+
+    def new_segment(self, storage: Any, indexname: str) -> W3Segment:
+        return W3Segment(self, indexname, segid=secrets.token_hex(8))
+
+
+def writer(ix: Any, **options: Any) -> Any:
+    """A writer of `ix` whose segments are named by `Codec`."""
+    return ix.writer(codec=Codec(), **options)
 
 
 def commit(writer: Any, merge_later: bool = False) -> None:
@@ -28,11 +44,11 @@ def commit(writer: Any, merge_later: bool = False) -> None:
 def merge_small(ix: Any) -> bool:
     """Merge small segments now, as a commit would have (the caller holds the index lock);
     False when there were too few to merge."""
-    writer = ix.writer()
-    if len(writer.segments) < MERGEABLE:
-        writer.cancel()
+    merging = writer(ix)
+    if len(merging.segments) < MERGEABLE:
+        merging.cancel()
         return False
-    writer.commit(mergetype=MERGE_SMALL)
+    merging.commit(mergetype=MERGE_SMALL)
     return True
 
 
@@ -45,4 +61,4 @@ def row_column(reader: Any) -> Any:
 
 def fast_writer(ix: Any) -> Any:
     """A writer for thousands of documents (two processes, one segment each)."""
-    return ix.writer(limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
+    return writer(ix, limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whoosh import index as windex
-from whoosh.codec import base as whoosh_codec
 from whoosh.query import And, Every, Or, Term
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.notes import Filters, Note, note_from_parsed
+from vault_brain.domain.notes.model import Filters, Note, note_from_parsed
 from vault_brain.storage.files import atomic_write, file_lock, io_error, write_cache
 from vault_brain.storage.index.scan import (
     ReconcileResult,
@@ -36,22 +35,20 @@ from vault_brain.storage.index.scan import (
     unchanged,
 )
 from vault_brain.storage.index.schema import SCHEMA_VERSION, build_schema, document
-from vault_brain.storage.index.segments import commit, fast_writer, merge_small, row_column
-from vault_brain.storage.notes import note_from_bytes
+from vault_brain.storage.index.segments import (
+    commit,
+    fast_writer,
+    merge_small,
+    row_column,
+)
+from vault_brain.storage.index.segments import writer as segment_writer
+from vault_brain.storage.notes.read import note_from_bytes
 from vault_brain.storage.paths import VaultPaths
 from vault_brain.storage.regular import read_regular
 
 Progress = Callable[[int, int], None]
 
 
-def _segment_id(size: int = 16) -> str:
-    return secrets.token_hex(size)[:size]
-
-
-# Whoosh names new segments from the process-wide `random` generator: a process that seeds
-# it (or two forked writers sharing its state) reuses a name and the commit fails on an
-# assertion. Segment names from the OS's random source cannot repeat that way.
-whoosh_codec.Segment._random_id = classmethod(lambda cls, size=16: _segment_id(size))
 LEGACY_GENERATION = "index"  # the one folder indexes had before generations
 _GENERATION = re.compile(r"index(-[0-9a-f]{16})?")
 RETIRED_GRACE = 60.0  # seconds a replaced generation is kept for readers still using it
@@ -181,7 +178,7 @@ class Index:
         ix = self._open() if ix is None else ix
         docs = list(docs)
         big = len(docs) >= 2000
-        writer = ix.writer(limitmb=256) if not big else fast_writer(ix)
+        writer = segment_writer(ix, limitmb=256) if not big else fast_writer(ix)
         rows: dict[str, list[int]] = {}
         try:
             for rel in removed:

@@ -1,0 +1,78 @@
+"""`Index.merge_later` (what `vb session` uses): small writes commit without merging Whoosh's
+segments, up to a bound, and `merge` merges them when it is quiet; the index holds the same
+documents as one whose every commit merged, and as a rebuild."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_brain.storage.index import segments
+from vault_brain.storage.index.search import Searcher
+from vault_brain.storage.index.store import Index
+from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.policy.file import load_policy
+from vault_brain.storage.template import init_vault
+
+
+def make_vault(root: Path, notes: int = 40) -> VaultPaths:
+    init_vault(root)
+    for n in range(notes):
+        path = root / "entities" / "projects" / f"note-{n}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\ntitle: Note {n}\n---\nQuokka fact number {n}.\n", encoding="utf-8")
+    return VaultPaths(root)
+
+
+def touch(paths: VaultPaths, n: int, count: int) -> str:
+    """A counter change, as a session's access counters make it."""
+    rel = f"entities/projects/note-{n}.md"
+    text = f"---\ntitle: Note {n}\naccess_count: {count}\n---\nQuokka fact number {n}.\n"
+    (paths.root / rel).write_text(text, encoding="utf-8")
+    return rel
+
+
+def segment_count(index: Index) -> int:
+    return len(index._open()._segments())
+
+
+def rows(index: Index) -> dict[str, Any]:
+    return {row["path"]: row for _, row in index.rows()}
+
+
+def test_small_writes_leave_merging_to_a_quiet_moment_and_hold_the_same_documents(
+    tmp_path: Path,
+) -> None:
+    paths = make_vault(tmp_path / "vault")
+    index = Index(paths)
+    index.reconcile()
+    start = segment_count(index)
+    index.merge_later = True
+    for n in range(12):
+        index.refresh([touch(paths, n % 5, n + 1)])
+    assert segment_count(index) == start + 12  # one segment a write, none merged
+    found = Searcher(index, load_policy(paths)).search("quokka fact number 3", 5)
+    assert found and found[0].path == "entities/projects/note-3.md"
+    assert index.merge()  # the quiet moment
+    assert segment_count(index) < start + 12
+    rebuilt = Index(paths)
+    rebuilt.rebuild()
+    assert rows(Index(paths)) == rows(rebuilt)
+    assert rows(rebuilt)["entities/projects/note-4.md"]["access_count"] == 10
+
+
+def test_unmerged_segments_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(segments, "MAX_UNMERGED", 6)
+    paths = make_vault(tmp_path / "vault")
+    index = Index(paths)
+    index.reconcile()
+    index.merge_later = True
+    counts = []
+    for n in range(15):
+        index.refresh([touch(paths, n, 1)])
+        counts.append(segment_count(index))
+    assert max(counts) <= 6 + 1  # at the bound a write merges, as every write used to
+    assert json.loads(paths.manifest.read_text())["files"]  # (the manifest is kept as ever)

@@ -1,0 +1,281 @@
+"""Hybrid search (`search_mode: hybrid`, the extra vault-brain[embeddings]): real notes in a
+tmp vault, the real WordLlama model, the real Whoosh index.
+
+The tests that need the extra are skipped when wordllama is not importable, and fail
+instead under VB_REQUIRE_TOOLS=1 (CI installs the extra: see the Makefile). The tests of the
+fallback (no extra) and of the lexical default need nothing: the missing extra is simulated
+in a subprocess by a finder that refuses to import numpy and wordllama."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_brain.app.memory.vault import Vault
+from vault_brain.domain.notes.model import Filters
+from vault_brain.domain.notes.ranking import fuse
+from vault_brain.storage.index.search import Searcher
+
+NOTES = [
+    ("Tea", "entity", "preferences", "Alice drinks green tea every morning before work"),
+    ("Car", "entity", "people", "Bob drives an old red Volvo to the office"),
+    ("Lisbon", "episode", "general", "We flew to Lisbon for a week of sun and seafood"),
+    ("Budget", "entity", "projects", "The quarterly budget review is due on Friday"),
+    ("Postgres", "episode", "general", "The server migration to Postgres finished last night"),
+]
+
+
+def needs_extra() -> None:
+    """Skip without the embeddings extra, except under CI (`VB_REQUIRE_TOOLS=1`)."""
+    try:
+        import numpy  # noqa: F401
+        import wordllama  # noqa: F401
+    except ImportError as exc:
+        if os.environ.get("VB_REQUIRE_TOOLS"):
+            pytest.fail(f"the embeddings extra is required (VB_REQUIRE_TOOLS is set): {exc}")
+        pytest.skip(f"needs the embeddings extra (pip install -e '.[embeddings]'): {exc}")
+
+
+@pytest.fixture
+def extra() -> None:
+    needs_extra()
+
+
+def set_mode(root: Path, mode: str) -> None:
+    strategy = root / "STRATEGY.md"
+    text = strategy.read_text(encoding="utf-8")
+    assert "\n# search_mode: lexical\n" in text  # the template lists it, commented out
+    strategy.write_text(
+        text.replace("\n# search_mode: lexical\n", f"\nsearch_mode: {mode}\n"), encoding="utf-8"
+    )
+
+
+@pytest.fixture
+def notes(vault: Path, cli: Any) -> Path:
+    for name, type_, category, text in NOTES:
+        res = cli("--vault", str(vault), "add", "-n", name, "-t", type_, "-c", category, text)
+        assert res.exit_code == 0, res.stderr
+    return vault
+
+
+def paths_of(root: Path, query: str, filters: Filters | None = None) -> list[str]:
+    vault = Vault.open(root)
+    vault.reconcile()
+    return [h.path for h in vault.searcher.search(query, 10, filters)]
+
+
+def test_fuse_rules_reduce_to_one_side_at_the_ends_of_the_weight() -> None:
+    bm25 = {"a": 3.0, "b": 1.0}
+    sim = {"a": 0.1, "b": 0.2, "c": 0.9}
+    for rule in ("rrf", "mix"):
+        lexical = fuse(bm25, sim, rule=rule, weight=0.0)
+        assert sorted(lexical, key=lambda p: -lexical[p])[:2] == ["a", "b"]
+        assert lexical["c"] == 0.0
+        dense = fuse(bm25, sim, rule=rule, weight=1.0)
+        assert sorted(dense, key=lambda p: -dense[p]) == ["c", "b", "a"]
+    with pytest.raises(ValueError):
+        fuse(bm25, sim, rule="max", weight=0.5)
+
+
+def test_hybrid_finds_a_paraphrase_lexical_misses(notes: Path, extra: None) -> None:
+    assert paths_of(notes, "holiday by the sea") == []  # no word in common with any note
+    set_mode(notes, "hybrid")
+    assert paths_of(notes, "holiday by the sea")[0] == "episodes/" + next(
+        p.relative_to(notes / "episodes").as_posix()
+        for p in (notes / "episodes").rglob("lisbon.md")
+    )
+    assert paths_of(notes, "database upgrade")[0].endswith("postgres.md")
+    assert paths_of(notes, "beverage")[0] == "entities/preferences/tea.md"
+
+
+def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(
+    notes: Path, cli: Any, extra: None
+) -> None:
+    set_mode(notes, "hybrid")
+
+    def embedded() -> list[str]:
+        vault = Vault.open(notes)  # a new process would start the same way
+        vault.reconcile()
+        vault.searcher.search("anything at all", 3)
+        return sorted(vault.searcher.embedded)  # type: ignore[attr-defined]
+
+    assert len(embedded()) == len(NOTES)
+    assert embedded() == []  # kept in .vb/embeddings.npz: nothing embedded again
+    assert (
+        cli(
+            "--vault", str(notes), "update", "entity-preferences-tea", "--content", "Coffee now"
+        ).exit_code
+        == 0
+    )
+    assert embedded() == ["entities/preferences/tea.md"]
+    (notes / "entities" / "people" / "car.md").write_text(
+        "---\ntitle: Car\n---\nBob now cycles to the office\n", encoding="utf-8"
+    )  # a hand edit, seen by the reconcile
+    assert embedded() == ["entities/people/car.md"]
+    assert (
+        cli(
+            "--vault", str(notes), "add", "-n", "Dog", "-c", "people", "Ann walks her dog Rex"
+        ).exit_code
+        == 0
+    )
+    assert embedded() == ["entities/people/dog.md"]
+    assert (
+        cli("--vault", str(notes), "delete", "entity-projects-budget", "-r", "done").exit_code == 0
+    )
+    assert embedded() == ["archive/entities/projects/budget.md"]
+    (notes / "entities" / "people" / "dog.md").unlink()
+    assert embedded() == []
+    from vault_brain.storage.index.vectors import Vectors
+
+    stored = Vectors.load(notes / ".vb" / "embeddings.npz")
+    assert "entities/people/dog.md" not in stored.rels
+    assert "entities/projects/budget.md" not in stored.rels
+    assert len(stored.rels) == len(NOTES)  # four live notes and one archived
+
+
+def test_filters_apply_to_the_vector_side(notes: Path, cli: Any, extra: None) -> None:
+    assert (
+        cli("--vault", str(notes), "delete", "episode-general-lisbon", "-r", "old").exit_code == 0
+    )
+    res = cli(
+        "--vault",
+        str(notes),
+        "add",
+        "-n",
+        "Ann",
+        "-c",
+        "preferences",
+        "--scope",
+        "user:ann",
+        "Ann likes chai",
+    )
+    assert res.exit_code == 0, res.stderr
+    set_mode(notes, "hybrid")
+    vault = Vault.open(notes)
+    vault.reconcile()
+    search = vault.searcher.search
+    query = "holiday by the sea"
+    assert all(not h.path.startswith("archive/") for h in search(query, 10))
+    with_archive = search(query, 10, Filters(include_archive=True).normalized())
+    assert with_archive[0].path.startswith("archive/episodes/")
+    episodes = search(query, 10, Filters(type="episode", include_archive=True).normalized())
+    assert {h.type for h in episodes} == {"episode"} and len(episodes) == 2
+    assert all(h.bm25 == 0 for h in episodes)  # found by meaning alone: the vector side
+    people = search("automobile", 10, Filters(category="people").normalized())
+    assert [h.path for h in people] == ["entities/people/car.md"]
+    mine = search("beverage", 10, Filters(scopes=("user:ann",)).normalized())
+    assert [h.title for h in mine] == ["Ann"]
+    assert search("beverage", 10, Filters(scopes=("chat:tg:1",)).normalized()) == []
+
+
+def test_a_corrupt_embeddings_cache_is_rebuilt_not_fatal(
+    notes: Path, cli: Any, extra: None
+) -> None:
+    set_mode(notes, "hybrid")
+    assert cli("--vault", str(notes), "search", "beverage").exit_code == 0
+    cache = notes / ".vb" / "embeddings.npz"
+    for damage in (b"not a zip file", cache.read_bytes()[:200]):
+        cache.write_bytes(damage)
+        res = cli("--vault", str(notes), "search", "beverage", "--json")
+        assert res.exit_code == 0, res.stderr
+        assert res.json()["results"][0]["path"] == "entities/preferences/tea.md"
+        from vault_brain.storage.index.vectors import Vectors
+
+        again = Vectors.load(cache)
+        assert again.damaged is None and len(again.rels) == len(NOTES)
+
+
+def test_vb_index_embeds_ahead_of_the_first_search(notes: Path, cli: Any, extra: None) -> None:
+    set_mode(notes, "hybrid")
+    assert cli("--vault", str(notes), "index", "--rebuild").exit_code == 0
+    from vault_brain.storage.index.vectors import Vectors
+
+    assert len(Vectors.load(notes / ".vb" / "embeddings.npz").rels) == len(NOTES)
+
+
+def test_vb_watch_keeps_the_embeddings_current(notes: Path, extra: None) -> None:
+    from conftest import watching
+    from vault_brain.storage.index.vectors import Vectors
+
+    set_mode(notes, "hybrid")
+    cache = notes / ".vb" / "embeddings.npz"
+    with watching(notes):
+        deadline = time.monotonic() + 30
+        while len(Vectors.load(cache).rels) != len(NOTES):  # embedded as the watch starts
+            assert time.monotonic() < deadline, "vb watch did not embed the notes"
+            time.sleep(0.1)
+        (notes / "entities" / "people" / "eve.md").write_text(
+            "---\ntitle: Eve\n---\nEve sails a small boat\n", encoding="utf-8"
+        )
+        while "entities/people/eve.md" not in Vectors.load(cache).rels:
+            assert time.monotonic() < deadline, "vb watch did not embed the new note"
+            time.sleep(0.1)
+
+
+def test_the_model_loads_and_embeds_with_the_network_refused(extra: None) -> None:
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('network refused by the test')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from vault_brain.storage.index.vectors import embed\n"
+        "print(embed(['green tea', 'a red car']).shape)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(2, 256)"
+
+
+# A finder that refuses numpy and wordllama: the extra "not installed", in a subprocess.
+BLOCK = """
+import sys
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('numpy', 'wordllama'):
+            raise ImportError(f'{name} is blocked by the test (extra not installed)')
+sys.meta_path.insert(0, Blocked())
+"""
+
+
+def run_search(root: Path, *args: str, block: bool = False) -> subprocess.CompletedProcess[str]:
+    code = (
+        (BLOCK if block else "")
+        + "import sys\nfrom vault_brain.entry import main\n"
+        + f"code = main({['--vault', str(root), 'search', *args]!r})\n"
+        + "heavy = [m for m in ('numpy', 'wordllama') if m in sys.modules]\n"
+        + "sys.stderr.write('imported: ' + ','.join(heavy) + '\\n')\n"
+        + "sys.exit(code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "VB_VAULT"}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_without_the_extra_hybrid_warns_once_and_answers_lexically(notes: Path) -> None:
+    lexical = run_search(notes, "Volvo office", "--json")
+    assert lexical.returncode == 0 and lexical.stderr == "imported: \n"
+    set_mode(notes, "hybrid")
+    res = run_search(notes, "Volvo office", "--json", block=True)
+    assert res.returncode == 0, res.stderr
+    warning, imported = res.stderr.splitlines()
+    assert "search_mode: hybrid" in warning and "pip install 'vault-brain[embeddings]'" in warning
+    assert imported == "imported: "
+    assert json.loads(res.stdout) == json.loads(lexical.stdout)
+    assert json.loads(res.stdout)["results"][0]["path"] == "entities/people/car.md"
+
+
+def test_lexical_is_the_default_and_imports_no_embedding_library(notes: Path) -> None:
+    vault = Vault.open(notes)
+    assert vault.policy.search_mode == "lexical"
+    assert type(vault.searcher) is Searcher
+    res = run_search(notes, "green tea")
+    assert res.returncode == 0 and res.stderr == "imported: \n"
+    assert "Tea" in res.stdout

@@ -1,0 +1,1 @@
+"""Knowledge: `vb extract` and `vb items`, offline or with a model."""

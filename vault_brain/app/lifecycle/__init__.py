@@ -1,0 +1,1 @@
+"""The lifecycle: consolidation, promotion, pruning, `vb doctor`, agent-written policy."""

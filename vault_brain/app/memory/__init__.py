@@ -1,0 +1,1 @@
+"""The memory core every feature shares: the vault object, notes, credit, the gate, results."""

@@ -1,0 +1,1 @@
+"""Long-running processes, composed here: the proxy, the index keeper, `vb watch`, `vb session`."""

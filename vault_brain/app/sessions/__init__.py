@@ -1,0 +1,1 @@
+"""Sessions: the agent loop's stages, flush, compaction, retention and tasks."""

@@ -1,0 +1,1 @@
+"""Capture: which statements of a conversation become memory, and which facts they update."""

@@ -1,0 +1,1 @@
+"""Knowledge: items extracted from a project's files, and what a search covers."""

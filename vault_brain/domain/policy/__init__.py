@@ -1,0 +1,1 @@
+"""Policy: settings, lifecycle rules, plans, scopes and grants."""

@@ -1,0 +1,1 @@
+"""Sessions: transcript records, conversation summaries and task memory."""

@@ -1,0 +1,1 @@
+"""Sync: merging two machines' work, and what a remote may not bring."""

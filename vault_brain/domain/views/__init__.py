@@ -1,0 +1,1 @@
+"""Views of the vault for people: a note's history, exports and Mermaid graphs."""

@@ -1,0 +1,1 @@
+"""The vault as a git repository (GitPython): commits, locks, history, personas, sync."""

@@ -1,0 +1,1 @@
+"""Extracted items on disk and a project's own files."""

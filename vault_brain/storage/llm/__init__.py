@@ -1,0 +1,1 @@
+"""The LLM endpoint: configuration, the `openai` client, and the shapes of its replies."""

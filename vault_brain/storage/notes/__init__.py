@@ -1,0 +1,1 @@
+"""Notes on disk: reading, front-matter editing, three-way merges, the vault template."""

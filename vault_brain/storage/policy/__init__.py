@@ -1,0 +1,1 @@
+"""Machine-local trust: policy files and approvals, held settings, the machine key, serve tokens."""

@@ -1,0 +1,1 @@
+"""`vb session`'s Docker sandbox: the container, its images, mounts, streams and view."""

@@ -1,0 +1,1 @@
+"""Session transcripts and tasks.json on disk."""
