@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_brain.app.memory.credit import last_turn
+from vault_brain.app.memory.credit import judged_turn
 from vault_brain.domain.notes.credit import effective_score, shared_reward, update_score
 from vault_brain.domain.policy.settings import DEFAULT_POLICY
 
@@ -92,7 +92,7 @@ def test_last_turn_takes_latest_turn_with_retrievals() -> None:
         {"type": "retrieval", "ids": ["c", "d"]},
         {"type": "user", "content": "/good"},
     ]
-    assert last_turn(records) == [("b", "x/b.md"), ("c", "x/c.md"), ("d", None)]
+    assert judged_turn(records)[0] == [("b", "x/b.md"), ("c", "x/c.md"), ("d", None)]
 
 
 def test_feedback_changes_only_credit_lines_and_logs(vault: Path, cli: Any) -> None:
@@ -144,5 +144,5 @@ def test_feedback_closes_a_turn_without_user_messages() -> None:
         {"type": "feedback", "signal": "positive_feedback"},
         {"type": "retrieval", "ids": ["b"]},
     ]
-    assert last_turn(records) == [("b", None)]
-    assert last_turn(records[:2]) == [("a", None)]  # a second signal judges the same turn
+    assert judged_turn(records)[0] == [("b", None)]
+    assert judged_turn(records[:2])[0] == [("a", None)]  # a second signal judges the same turn

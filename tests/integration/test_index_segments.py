@@ -76,3 +76,23 @@ def test_unmerged_segments_are_bounded(tmp_path: Path, monkeypatch: pytest.Monke
         counts.append(segment_count(index))
     assert max(counts) <= 6 + 1  # at the bound a write merges, as every write used to
     assert json.loads(paths.manifest.read_text())["files"]  # (the manifest is kept as ever)
+
+
+def test_writers_name_segments_apart_even_when_the_process_seeds_random(tmp_path: Path) -> None:
+    """Whoosh names a new segment from the process-wide `random` generator; a process that
+    seeds it (as a forked writer sharing its state does) would reuse a name, and the second
+    commit would fail. vb's writers name segments from the OS's random source instead."""
+    import random
+
+    from whoosh import index as whoosh_index
+    from whoosh.fields import ID, Schema
+
+    ix = whoosh_index.create_in(str(tmp_path), Schema(path=ID(stored=True)))
+    for n in range(3):
+        random.seed(7)  # the same state before every commit
+        writer = segments.writer(ix)
+        writer.add_document(path=f"note-{n}.md")
+        writer.commit(merge=False)
+    with ix.searcher() as searcher:
+        assert searcher.doc_count() == 3
+    assert len({segment.segment_id() for segment in ix._segments()}) == 3

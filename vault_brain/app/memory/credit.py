@@ -184,13 +184,6 @@ def count_access(
     return skipped
 
 
-def last_turn(records: Iterable[dict[str, Any]]) -> list[tuple[str, str | None]]:
-    """(id, path) of the memories retrieved in the last turn that retrieved any: turns are
-    separated by user messages and by feedback, so feedback typed after a reply credits that
-    reply's memories."""
-    return judged_turn(records)[0]
-
-
 def judged_turn(
     records: Iterable[dict[str, Any]],
 ) -> tuple[list[tuple[str, str | None]], set[str]]:

@@ -73,12 +73,6 @@ def own_text(body: str) -> str:
     return "\n".join(own_lines(body))
 
 
-def says_nothing_durable(body: str) -> bool:
-    """A conversation episode with no decisions, facts or open questions: vb's boilerplate,
-    or nothing of its own at all."""
-    return not has_own_content(body)
-
-
 # A fact line vb appends to an entity note: "- statement (from session s1, m0001)" or
 # "- statement (from [[episodes/...|title]])", perhaps with "; supersedes: ..." inside.
 _VB_FACT_LINE = re.compile(r"^- .+ \(from (?:session |\[\[)[^()]*\)$")

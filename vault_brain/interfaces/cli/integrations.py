@@ -6,6 +6,7 @@ import contextlib
 import gc
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -349,25 +350,24 @@ def _run_hook(slug: str) -> None:
     sys.stdout.write(json.dumps(result.output, ensure_ascii=False) + "\n")
 
 
-@hook_app.command("session-start")
-def hook_session_start() -> None:
-    """SessionStart: regenerate MEMORY.md and inject it as context."""
-    _run_hook("session-start")
+# vb hook <event>: one command per Claude Code event, each answered by `_run_hook`.
+HOOKS = {
+    "session-start": "SessionStart: regenerate MEMORY.md and inject it as context.",
+    "user-prompt-submit": "UserPromptSubmit: record the prompt, inject the memories retrieved "
+    "for it.",
+    "pre-compact": "PreCompact: import Claude Code's transcript into vb's session and flush "
+    "memories.",
+    "session-end": "SessionEnd: import the transcript, flush, and commit the vault (if it is a "
+    "git repo).",
+}
 
 
-@hook_app.command("user-prompt-submit")
-def hook_user_prompt_submit() -> None:
-    """UserPromptSubmit: record the prompt, inject the memories retrieved for it."""
-    _run_hook("user-prompt-submit")
+def _hook(slug: str) -> Callable[[], None]:
+    def answer() -> None:
+        _run_hook(slug)
+
+    return answer
 
 
-@hook_app.command("pre-compact")
-def hook_pre_compact() -> None:
-    """PreCompact: import Claude Code's transcript into vb's session and flush memories."""
-    _run_hook("pre-compact")
-
-
-@hook_app.command("session-end")
-def hook_session_end() -> None:
-    """SessionEnd: import the transcript, flush, and commit the vault (if it is a git repo)."""
-    _run_hook("session-end")
+for _slug, _help in HOOKS.items():
+    hook_app.command(_slug, help=_help)(_hook(_slug))

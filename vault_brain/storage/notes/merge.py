@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.sync.counters import anchor_new_keys, counter_places
 from vault_brain.domain.sync.merge import (
-    merge_counters,
     merge_items,
     merge_records,
     merge_tasks,
@@ -32,7 +30,7 @@ from vault_brain.domain.sync.merge import (
 from vault_brain.storage.notes import merge_light
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.frontmatter_edit import edit_front_matter
-from vault_brain.storage.notes.merge_light import trivial
+from vault_brain.storage.notes.merge_light import place_counters, trivial
 
 KINDS = ("note", "jsonl", "tasks", "items", "ours")
 
@@ -69,53 +67,37 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
     done = trivial(base, ours, theirs)
     if done is not None:
         return Merged(done)
-    parsed = [parse_text(v) for v in (base, ours, theirs)]
+    raws = (base, ours, theirs)
+    parsed = [parse_text(v) for v in raws]
     if any(p.error for p in parsed):
         return _lines_or_copy(base, ours, theirs)
-    b, o, t = parsed
-    counters = merge_counters(b.meta, o.meta, t.meta)
-    at = counter_places(counters, b.meta, t.meta)
-    try:
-        base_n = _set(base, {k: counters[k] for k in at.base}, where)
-        ours_n = _set(ours, {k: counters[k] for k in at.ours}, where)
-        theirs_n = _set(theirs, {k: counters[k] for k in at.theirs}, where, at.dropped)
-    except VaultBrainError:
+
+    def write(i: int, values: dict[str, Any], drop: tuple[str, ...]) -> str | None:
+        """Side `i` with the counters set to `values` and `drop` removed (only the lines
+        that differ change)."""
+        meta = parsed[i].meta
+        changes = {k: v for k, v in values.items() if k not in meta or meta[k] != v}
+        drop = tuple(k for k in drop if k in meta)
+        try:
+            raw = (
+                edit_front_matter(raws[i], changes, drop, where=where)
+                if changes or drop
+                else raws[i]
+            )
+            return raw.decode("utf-8")
+        except (VaultBrainError, UnicodeDecodeError):
+            return None
+
+    texts = place_counters([p.meta for p in parsed], write)
+    if texts is None:
         return _lines_or_copy(base, ours, theirs)
-    base_n, theirs_n = _anchored(ours_n, base_n, theirs_n, at.new)
-    done = trivial(base_n, ours_n, theirs_n)
+    done = trivial(*texts)
     if done is not None:
         return Merged(done)
-    merged = merge_lines(base_n, ours_n, theirs_n)
+    merged = merge_lines(*texts)
     if merged is None or parse_text(merged).error:
-        return Merged(ours_n, conflict=theirs)
+        return Merged(texts[1], conflict=theirs)
     return Merged(merged)
-
-
-def _anchored(
-    ours: bytes, base: bytes, theirs: bytes, keys: tuple[str, ...]
-) -> tuple[bytes, bytes]:
-    """The ancestor and theirs with the new counters' lines of ours at ours' place
-    (`anchor_new_keys`), when both can take them; else as they are."""
-    if not keys:
-        return base, theirs
-    try:
-        texts = [anchor_new_keys(ours.decode(), x.decode(), keys) for x in (base, theirs)]
-    except UnicodeDecodeError:
-        return base, theirs
-    if texts[0] is None or texts[1] is None:
-        return base, theirs
-    return texts[0].encode(), texts[1].encode()
-
-
-def _set(raw: bytes, values: dict[str, Any], where: str, drop: tuple[str, ...] = ()) -> bytes:
-    """`raw` with the counter keys set to `values` and the keys `drop` removed (only the
-    lines that differ change)."""
-    meta = parse_text(raw).meta
-    changes = {k: v for k, v in values.items() if k not in meta or meta[k] != v}
-    drop = tuple(k for k in drop if k in meta)
-    if not changes and not drop:
-        return raw
-    return edit_front_matter(raw, changes, drop, where=where)
 
 
 def _lines_or_copy(base: bytes, ours: bytes, theirs: bytes) -> Merged:

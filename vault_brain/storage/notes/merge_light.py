@@ -29,6 +29,7 @@ from vault_brain.domain.sync.counters import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?\n\Z")
@@ -247,36 +248,51 @@ def trivial(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     return None
 
 
+def place_counters(
+    metas: list[Any], write: Callable[[int, dict[str, Any], tuple[str, ...]], str | None]
+) -> list[bytes] | None:
+    """The one counter step of every note merge (this module's and `merge.merge_note`'s):
+    base, ours and theirs (`metas`: their front matter values) with the counters merged and
+    placed as `counter_places` says, each text written by `write(i, values, drop)`; the new
+    counters' lines are copied to ours' place in the other two (`anchor_new_keys`). None
+    when a side cannot be written."""
+    b, o, t = metas
+    counters = merge_counters(b, o, t)
+    at = counter_places(counters, b, t)
+    texts = [
+        write(0, {k: counters[k] for k in at.base}, ()),
+        write(1, {k: counters[k] for k in at.ours}, ()),
+        write(2, {k: counters[k] for k in at.theirs}, at.dropped),
+    ]
+    if texts[0] is None or texts[1] is None or texts[2] is None:
+        return None
+    if at.new:
+        anchored = [anchor_new_keys(texts[1], x, at.new) for x in (texts[0], texts[2])]
+        if anchored[0] is not None and anchored[1] is not None:
+            texts[0], texts[2] = anchored
+    return [str(x).encode("utf-8") for x in texts]
+
+
 def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    """The merged note, or None when `merge_files.merge_note` must decide (see the module
+    """The merged note, or None when `merge.merge_note` must decide (see the module
     docstring); never a result that differs from it."""
     done = trivial(base, ours, theirs)
     if done is not None:
         return done
     fronts = [read(v) for v in (base, ours, theirs)]
-    if any(f is None for f in fronts):
+    if fronts[0] is None or fronts[1] is None or fronts[2] is None:
         return None
-    b, o, t = fronts
-    assert b is not None and o is not None and t is not None
-    counters = merge_counters(b.counters, o.counters, t.counters)
-    at = counter_places(counters, b.counters, t.counters)
-    texts = [
-        _set(b, {k: counters[k] for k in at.base}),
-        _set(o, {k: counters[k] for k in at.ours}),
-        _set(t, {k: counters[k] for k in at.theirs}, at.dropped),
-    ]
-    if any(x is None for x in texts):
+    sides = [f for f in fronts if f is not None]
+    texts = place_counters(
+        [f.counters for f in sides], lambda i, values, drop: _set(sides[i], values, drop)
+    )
+    if texts is None:
         return None
-    if at.new:  # the new counters' lines at ours' place in all three (see merge_files)
-        anchored = [anchor_new_keys(str(texts[1]), str(x), at.new) for x in (texts[0], texts[2])]
-        if anchored[0] is not None and anchored[1] is not None:
-            texts[0], texts[2] = anchored
-    base_n, ours_n, theirs_n = (str(x).encode("utf-8") for x in texts)
-    done = trivial(base_n, ours_n, theirs_n)
+    done = trivial(*texts)
     if done is not None:
         return done
     try:
-        merged = merge_lines(base_n, ours_n, theirs_n)
+        merged = merge_lines(*texts)
     except (OSError, MergeFileError):
         return None  # merge_note runs it again and reports the failure
     if merged is None or read(merged) is None:

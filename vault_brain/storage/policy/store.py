@@ -126,11 +126,6 @@ def load_approval(paths: VaultPaths, key: bytes | None) -> tuple[Approval | None
     return approval, None
 
 
-def read_approval(paths: VaultPaths, key: bytes | None) -> Approval | None:
-    """The last approval made on this machine, or None (see `load_approval`)."""
-    return load_approval(paths, key)[0]
-
-
 def write_approval(paths: VaultPaths, files: Mapping[str, str], when: str, key: bytes) -> Approval:
     encoded = {rel: text.encode("utf-8") for rel, text in files.items()}
     approval = Approval(policy_hash(encoded), when, dict(sorted(files.items())))
