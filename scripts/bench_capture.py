@@ -835,7 +835,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores["split"] = f"{args.set}.jsonl"
         if args.record:
             family = args.set if args.split == "all" else f"{args.set}-{args.split}"
-            save_record(f"capture-{family}", scores, argv=argv)
+            kinds = [k["recall"] for k in scores["by_kind"].values() if k["recall"] is not None]
+            weakest = {"lowest_kind_recall": min(kinds)} if kinds else {}
+            save_record(f"capture-{family}", {**scores, **weakest}, argv=argv)
         if args.json:
             print(json.dumps(scores, ensure_ascii=False, indent=2))
         else:

@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     (args.out / "mcp.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     if args.record:
-        save_record("mcp", results, argv=argv)
+        save_record(f"mcp-{args.notes}", results, argv=argv)
 
     rows = [
         ("start to first answered call (median)", f"{results['start_to_first_call_s']:.3f} s",

@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "serve.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if args.record:
-        save_record("serve", result, argv=argv)
+        save_record(f"serve-{args.notes}", result, argv=argv)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
