@@ -57,7 +57,7 @@ def numbers(data: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
         elif (
             isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         ):
-            found[name] = value
+            found[name] = round(value, 4) if isinstance(value, float) else value
     return found
 
 

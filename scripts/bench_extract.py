@@ -165,7 +165,7 @@ def main() -> None:
             f"{results['one_change_cli_ms_p50']} ms with vb extract"
         )
         if args.record:
-            save_record("extract", results)
+            save_record(f"extract-{args.files}", results)
         print(json.dumps(results, indent=1))
 
 

@@ -169,7 +169,7 @@ def main() -> None:
         server.stop()
     results["met"] = {k: results[k] <= v for k, v in TARGETS.items()}
     if args.record:
-        save_record(f"session-{args.agent}", results)
+        save_record(f"session-{args.agent}-{args.notes}", results)
     print(json.dumps(results, indent=1))
 
 

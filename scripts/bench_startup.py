@@ -94,7 +94,7 @@ def main() -> int:
     }
     load = os.getloadavg()[0]
     if args.record:
-        save_record("startup", {"notes": args.notes, "runs": args.runs, **report})
+        save_record(f"startup-{args.notes}", {"notes": args.notes, "runs": args.runs, **report})
     if args.json:
         print(json.dumps({"notes": args.notes, "runs": args.runs, "load1": load, **report}))
     else:

@@ -131,7 +131,7 @@ def main() -> None:
             "driver_process_ms_min": min(per_process) * 1000,
             "merge_in_process_ms_median": statistics.median(in_process) * 1000,
         }
-        save_record("sync", figures)
+        save_record(f"sync-{n}", figures)
     print(f"notes changed on each side: {n}; load average {os.getloadavg()[0]:.2f}")
     print(f"first sync of machine a (commit {n} notes, push): {first:.2f} s")
     print(f"sync of a fresh clone (b): {clone_sync:.2f} s")
