@@ -42,9 +42,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench_common import add_record_option, save_record
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_common import add_record_option, save_record  # noqa: E402
+
 DEFAULT_DATA = ROOT.parent / "shared" / "bench"
 VB = [sys.executable, "-m", "vault_brain"]
 # Bump when the way notes are written changes: cached vaults are then rebuilt.
