@@ -94,6 +94,7 @@ for folder in (ROOT, SCRIPTS):
         sys.path.insert(0, str(folder))
 
 import gen_vault  # noqa: E402
+from bench_common import add_record_option, save_record  # noqa: E402
 from check_capture_corpus import variants  # noqa: E402
 
 from vault_brain.app.api import MemoryAPI, create_vault  # noqa: E402
@@ -824,6 +825,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--verbose", action="store_true", help="list misses (and false positives)")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     if args.stage == "capture":
         if args.set == "corpus":
@@ -831,6 +833,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             scores = capture_scores(load_jsonl(CORPUS / f"{args.set}.jsonl"), "all")
             scores["split"] = f"{args.set}.jsonl"
+        if args.record:
+            family = args.set if args.split == "all" else f"{args.set}-{args.split}"
+            kinds = [k["recall"] for k in scores["by_kind"].values() if k["recall"] is not None]
+            weakest = {"lowest_kind_recall": min(kinds)} if kinds else {}
+            save_record(f"capture-{family}", {**scores, **weakest}, argv=argv)
         if args.json:
             print(json.dumps(scores, ensure_ascii=False, indent=2))
         else:
@@ -843,6 +850,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["gate"] = gate_cost(corpus)
         if args.big:
             report["big_flush"] = big_flush(folder / "big", corpus)
+    if args.record:
+        save_record("capture-pipeline", report, argv=argv)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:

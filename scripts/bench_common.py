@@ -1,9 +1,27 @@
-"""What the benchmark scripts share: progress lines on stderr and percentiles."""
+"""What the benchmark scripts share: progress lines on stderr, percentiles, and `--record`.
+
+`--record` writes one run's figures to `benchmarks/<family>.json` (committed), which
+`scripts/gen_bench_status.py` turns into the status table at the top of BENCHMARKS.md. A record is
+{"script", "command", "date", "machine": {"cores", "load_average"}, "measures": {name: number}};
+a later run of the same family replaces it.
+"""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDS = REPO / "benchmarks"
+_NOT_MEASURES = ("targets", "met", "machine", "seed")
 
 
 def log(message: str) -> None:
@@ -19,3 +37,75 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = int(pos)
     high = min(low + 1, len(data) - 1)
     return data[low] + (data[high] - data[low]) * (pos - low)
+
+
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also write the figures to benchmarks/<family>.json (for the table in BENCHMARKS.md)",
+    )
+
+
+def numbers(data: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numeric leaves of nested mappings by dotted path (lists, flags and NaN left out)."""
+    found: dict[str, float] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found.update(numbers(value, f"{name}."))
+        elif (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ):
+            found[name] = round(value, 4) if isinstance(value, float) else value
+    return found
+
+
+def _relative(arg: str) -> str:
+    """An absolute path inside the repository, as a path relative to its root."""
+    head, sep, tail = arg.rpartition("=") if arg.startswith("--") else ("", "", arg)
+    path = Path(tail)
+    if path.is_absolute() and path.is_relative_to(REPO):
+        tail = str(path.relative_to(REPO)) or "."
+    return f"{head}{sep}{tail}"
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command as run from the repository root, with relative paths where they are inside it."""
+    args = list(sys.argv if argv is None else [sys.argv[0], *argv])
+    exe = Path(sys.executable)
+    python = str(exe.relative_to(REPO)) if exe.is_relative_to(REPO) else "python"
+    script = Path(args[0]).resolve()
+    if script.is_relative_to(REPO):
+        args[0] = str(script.relative_to(REPO))
+    return shlex.join([python, args[0], *(_relative(arg) for arg in args[1:])])
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cores": os.cpu_count(),
+        "load_average": [round(load, 2) for load in os.getloadavg()],
+    }
+
+
+def save_record(
+    family: str,
+    measures: Mapping[str, Any],
+    *,
+    argv: Sequence[str] | None = None,
+    directory: Path | None = None,
+) -> Path:
+    """Write one run's numeric measures to `benchmarks/<family>.json`; returns the path."""
+    values = numbers({k: v for k, v in measures.items() if k not in _NOT_MEASURES})
+    doc = {
+        "script": Path(sys.argv[0]).name,
+        "command": command_line(argv),
+        "date": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "machine": machine(),
+        "measures": dict(sorted(values.items())),
+    }
+    target = (directory or RECORDS) / f"{family}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log(f"recorded {len(values)} measures in {target}")
+    return target

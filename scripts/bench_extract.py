@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_common import log, percentile
+from bench_common import add_record_option, log, percentile, save_record
 
 WORDS = [
     "index",
@@ -121,6 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5, help="re-extractions after one change")
+    add_record_option(parser)
     args = parser.parse_args()
 
     from vault_brain.app.api import MemoryAPI, create_vault
@@ -163,6 +164,8 @@ def main() -> None:
             f"one changed file: {results['one_change_in_process_ms_p50']} ms in process, "
             f"{results['one_change_cli_ms_p50']} ms with vb extract"
         )
+        if args.record:
+            save_record(f"extract-{args.files}", results)
         print(json.dumps(results, indent=1))
 
 

@@ -41,6 +41,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_common import add_record_option, save_record  # noqa: E402
 
 from vault_brain.entry import main  # noqa: E402
 from vault_brain.storage.notes.frontmatter import parse_text  # noqa: E402
@@ -56,6 +59,7 @@ class Update:
     query: str  # what a person or agent asks later
 
 
+HELD_OUT = ("lead2", "lead3")
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(
@@ -550,9 +554,17 @@ def main_cli() -> int:
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the vaults in this folder")
+    add_record_option(parser)
     args = parser.parse_args()
     names = list(SETS) if args.set == "all" else [args.set]
     reports = [run_set(name, args.keep) for name in names]
+    if args.record:
+        figures: dict[str, Any] = {r["set"]: {"clean": r["clean"], "of": r["of"]} for r in reports}
+        unseen = [r for r in reports if r["set"] in HELD_OUT]
+        if len(unseen) == len(HELD_OUT):  # the unseen figure: lead2 and lead3 together
+            clean, of = sum(r["clean"] for r in unseen), sum(r["of"] for r in unseen)
+            figures["held_out"] = {"clean": clean, "of": of, "clean_rate": clean / of}
+        save_record("fact_updates" if args.set == "all" else f"fact_updates-{args.set}", figures)
     if args.json:
         print(json.dumps({"version": 1, "sets": reports}, indent=2))
         return 0

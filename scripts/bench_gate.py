@@ -49,7 +49,7 @@ for folder in (ROOT, SCRIPTS):
         sys.path.insert(0, str(folder))
 
 from bench_capture import found_needles, needle_list  # noqa: E402
-from bench_common import log, percentile  # noqa: E402
+from bench_common import add_record_option, log, percentile, save_record  # noqa: E402
 
 from vault_brain.domain import gate  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
@@ -315,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time", type=int, default=0, metavar="N")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", action="store_true")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     rows = load_set(args.set)
     report: dict[str, Any] = {"set": args.set, "detector": detector(rows)}
@@ -327,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
             para for v in args.vault for _, _, body in _notes(v) for para in body.split("\n\n")
         ]
         report["time"] = timing(texts, args.time)
+    if args.record:  # the per-label and per-language counts stay in --json
+        detected = {k: v for k, v in report["detector"].items() if k != "by"}
+        save_record(f"gate-{args.set}", {**report, "detector": detected, "vaults": {}}, argv=argv)
     if args.json:
         print(json.dumps({"version": 1, **report}, ensure_ascii=False, indent=2))
     else:

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import add_record_option, save_record
+
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.sync.history import history
 from vault_brain.entry import main as vb_main
@@ -54,6 +56,7 @@ def build(root: Path, commits: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--commits", type=int, default=500)
+    add_record_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = build(Path(tmp) / "vault", args.commits)
@@ -79,6 +82,9 @@ def main() -> None:
             capture_output=True,
         )
         cli = time.perf_counter() - started
+    if args.record:
+        figures = {"entries": len(result.entries), "in_process_s": best, "cli_s": cli}
+        save_record(f"history-{args.commits}", figures)
     print(
         f"vb history of a note with {len(result.entries)} commits: "
         f"{best:.3f} s in-process (best of 3), {cli:.3f} s as a `vb` command"

@@ -17,6 +17,8 @@ import statistics
 import time
 from pathlib import Path
 
+from bench_common import add_record_option, save_record
+
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.policy.settings import build_policy
 from vault_brain.storage.index.hybrid import HybridSearcher
@@ -41,6 +43,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=200, help="queries timed (default 200)")
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--candidates", type=int, help="hybrid_candidates (default: the policy's)")
+    add_record_option(parser)
     args = parser.parse_args()
     lines = args.queries.read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line)["query"] for line in lines if line.strip()][: args.n]
@@ -52,13 +55,17 @@ def main() -> None:
     hybrid = HybridSearcher(vault.index, build_policy(changes))
     started = time.perf_counter()
     embedded = len(hybrid.sync(rebuild=True))
-    print(f"embedding {embedded} notes: {time.perf_counter() - started:.1f} s")
+    figures: dict[str, float] = {"embedded": embedded, "embed_s": time.perf_counter() - started}
+    print(f"embedding {embedded} notes: {figures['embed_s']:.1f} s")
     for name, search in (("lexical", Searcher(vault.index, vault.policy)), ("hybrid", hybrid)):
         p50, p95 = timed(search, queries, args.k)
+        figures |= {f"{name}_p50_ms": p50, f"{name}_p95_ms": p95}
         print(
             f"{name:8} warm search, k={args.k}, {len(queries)} queries: p50 {p50:.1f} ms, "
             f"p95 {p95:.1f} ms"
         )
+    if args.record:  # named after the vault's folder and its parent (scifact/vault)
+        save_record(f"hybrid_latency-{args.vault.resolve().parent.name}", figures)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_vault
+from bench_common import add_record_option, save_record
 
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.policy.settings import build_policy
@@ -84,6 +85,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    add_record_option(parser)
     args = parser.parse_args()
     root = (args.out / f"lifecycle-{args.notes}").resolve()
     if root.exists():
@@ -177,6 +179,8 @@ def main() -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"lifecycle-{args.notes}.json").write_text(json.dumps(results, indent=2) + "\n")
+    if args.record:
+        save_record(f"lifecycle-{args.notes}", results)
     for key, value in results.items():
         print(f"{key:34} {value:.1f}" if isinstance(value, float) else f"{key:34} {value}")
     return 0

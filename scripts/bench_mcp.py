@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
-from bench_common import log, percentile
+from bench_common import add_record_option, log, percentile, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = {"start_to_first_call_s": 1.0, "warm_search_p50_ms": 20.0}
@@ -157,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5, help="cold starts timed")
     parser.add_argument("--out", type=Path, default=REPO / "bench-out")
     parser.add_argument("--regenerate", action="store_true")
+    add_record_option(parser)
     args = parser.parse_args(argv)
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -200,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for key, limit in TARGETS.items()
     }
     (args.out / "mcp.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if args.record:
+        save_record(f"mcp-{args.notes}", results, argv=argv)
 
     rows = [
         ("start to first answered call (median)", f"{results['start_to_first_call_s']:.3f} s",

@@ -29,7 +29,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 import gen_vault  # noqa: E402
-from bench_common import percentile  # noqa: E402
+from bench_common import add_record_option, percentile, save_record  # noqa: E402
 
 from vault_brain.app.memory.vault import Vault  # noqa: E402
 from vault_brain.app.runtime.proxy import recall  # noqa: E402
@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "bench-out")
+    add_record_option(parser)
     args = parser.parse_args(argv)
 
     work: Path | None = None
@@ -83,6 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name, run in measures.items():
                 found[name].append(timed(run, queries))
         load = os.getloadavg()
+        keys = {"Searcher.search k=10": "search", "recall (proxy)": "recall"}
+        if args.record:
+            figures: dict[str, float] = {"rounds": args.rounds, "queries": len(queries)}
+            for name, rounds in found.items():
+                figures[f"{keys[name]}_p50_ms"] = statistics.median(r[0] for r in rounds)
+                figures[f"{keys[name]}_p95_ms"] = statistics.median(r[1] for r in rounds)
+            save_record("recall", figures, argv=argv)
         print(
             f"{args.notes if args.vault is None else root} notes, {len(queries)} queries, "
             f"{args.rounds} rounds; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"

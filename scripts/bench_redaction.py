@@ -31,6 +31,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+from bench_common import add_record_option, save_record  # noqa: E402
 
 from vault_brain.app.api import MemoryAPI, create_vault  # noqa: E402
 from vault_brain.domain.errors import VaultBrainError  # noqa: E402
@@ -61,6 +63,7 @@ def measure(source: Path) -> dict[str, Any]:
                 "person_search",
                 "person_show",
                 "person_list",
+                "person_any",
                 "agent_search_title",
                 "agent_search_snippet",
                 "agent_search",
@@ -73,8 +76,8 @@ def measure(source: Path) -> dict[str, Any]:
         for row in rows:
             shown = person.show(row.id).note
             title, body = shown.title, shown.body
-            if _marked(row.title, title):
-                counts["person_list"] += 1
+            p_list = _marked(row.title, title)
+            counts["person_list"] += p_list
             hit = next((h for h in person.search(title, 10).results if h.id == row.id), None)
             ahit = next((h for h in agent.search(title, 10).results if h.id == row.id), None)
             if hit is None or ahit is None:
@@ -87,7 +90,9 @@ def measure(source: Path) -> dict[str, Any]:
             if p_title or p_snip:
                 examples["person"].append(f"{row.path}: {hit.title if hit else ''}")
             # `vb show` prints the file's own title and body
-            counts["person_show"] += _marked(shown.title, title) or _marked(shown.body, body)
+            p_show = _marked(shown.title, title) or _marked(shown.body, body)
+            counts["person_show"] += p_show
+            counts["person_any"] += p_list or p_title or p_snip or p_show
             a_title = ahit is not None and _marked(ahit.title, title)
             a_snip = ahit is not None and _marked(ahit.snippet, body)
             counts["agent_search_title"] += a_title
@@ -121,10 +126,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vault", type=Path, required=True, help="the vault to copy and adopt")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--label", help="the vault's name in --record's file (default: its folder)")
+    add_record_option(parser)
     args = parser.parse_args()
     if not args.vault.is_dir():
         parser.error(f"no folder at {args.vault}")
     found = measure(args.vault)
+    if args.record:
+        share = found["agent_any"] / max(found["notes"], 1)
+        save_record(
+            f"redaction-{args.label or args.vault.name}", {**found, "agent_any_rate": share}
+        )
     if args.json:
         print(json.dumps(found, indent=2))
         return
@@ -135,6 +147,7 @@ def main() -> None:
     print(f"  search hit snippet redacted {_share(found['person_search_snippet'], total)}")
     print(f"  vb show redacted            {_share(found['person_show'], total)}")
     print(f"  vb list title redacted      {_share(found['person_list'], total)}")
+    print(f"  any of these                {_share(found['person_any'], total)}")
     print("agent (MCP memory_search by title, memory_retrieve):")
     print(f"  search hit title redacted   {_share(found['agent_search_title'], total)}")
     print(f"  search hit snippet redacted {_share(found['agent_search_snippet'], total)}")

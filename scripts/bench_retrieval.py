@@ -43,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_common import add_record_option, save_record  # noqa: E402
+
 DEFAULT_DATA = ROOT.parent / "shared" / "bench"
 VB = [sys.executable, "-m", "vault_brain"]
 # Bump when the way notes are written changes: cached vaults are then rebuilt.
@@ -670,6 +673,7 @@ def main() -> None:
         help="also run a hybrid variant with these STRATEGY.md keys (repeatable)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="vb processes run at once (default 2)")
+    add_record_option(parser)
     args = parser.parse_args()
     if args.b is not None and not 0.0 <= args.b <= 1.0:
         parser.error("--b must be between 0 and 1")
@@ -706,6 +710,22 @@ def main() -> None:
         print_scifact(report["scifact"])
     target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {target}")
+    if args.record and args.only in (None, "locomo"):
+        save_record("retrieval-locomo", {"variants": locomo_figures(report["locomo"])})
+    if args.record and args.only in (None, "scifact"):
+        save_record("retrieval-scifact", {"variants": report["scifact"]["variants"]})
+
+
+def locomo_figures(report: dict[str, Any]) -> dict[str, Any]:
+    """Each variant's overall and per-split recall, with how many k are above DRAGON."""
+    figures: dict[str, Any] = {}
+    for name, res in report["variants"].items():
+        rows = {"overall": res["scores"]["overall"], **res.get("splits", {})}
+        figures[name] = {
+            part: {**row, "above_dragon": sum(row[f"R@{k}"] > LOCOMO_DRAGON[k] for k in LOCOMO_KS)}
+            for part, row in rows.items()
+        }
+    return figures
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
-from bench_common import log, percentile  # noqa: E402
+from bench_common import add_record_option, log, percentile, save_record  # noqa: E402
 
 from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image  # noqa: E402
 
@@ -133,8 +133,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--base", default=None, help="a local base image (default vb-base)")
+    add_record_option(parser)
     args = parser.parse_args(argv)
-    print(json.dumps(run(args.starts, args.calls, args.base), indent=2))
+    report = run(args.starts, args.calls, args.base)
+    if args.record:
+        slowest = report["target"]["measured_p50_ms"]
+        save_record(
+            "sandbox",
+            {"start": report["start"], "tools": report["tools"], "tool_call_p50_ms": slowest},
+            argv=argv,
+        )
+    print(json.dumps(report, indent=2))
     return 0
 
 

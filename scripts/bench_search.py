@@ -52,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
-from bench_common import log, percentile
+from bench_common import add_record_option, log, percentile, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -873,6 +873,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "to drop under --quiet-load (other work on the machine skews every number)",
     )
     parser.add_argument("--quiet-load", type=float, default=0.5)
+    add_record_option(parser)
     args = parser.parse_args(argv)
     # Started in the background SIGINT may be ignored; make both signals unwind through the
     # `finally` blocks that stop the watcher and put edited notes back.
@@ -919,6 +920,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         path = out / f"search-{size}.json"
         path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        if args.record:
+            save_record(f"search-{size}", results, argv=argv)
         print(format_table(results), flush=True)
         print(f"(written to {path})\n", flush=True)
         summary.append(results)

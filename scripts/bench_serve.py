@@ -47,7 +47,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))
 import gen_vault  # noqa: E402
-from bench_common import log, percentile  # noqa: E402
+from bench_common import add_record_option, log, percentile, save_record  # noqa: E402
 
 from fake_llm_server import Canned, FakeLLMServer, completion, streamed  # noqa: E402
 
@@ -220,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=0.1, help="seconds between requests")
     parser.add_argument("--out", type=Path, default=REPO / "bench-out")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_record_option(parser)
     args = parser.parse_args(argv)
 
     cached = prepare_vault(args.out, args.notes, args.seed)
@@ -279,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "serve.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.record:
+        save_record(f"serve-{args.notes}", result, argv=argv)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 import gen_vault  # noqa: E402
-from bench_common import log, percentile  # noqa: E402
+from bench_common import add_record_option, log, percentile, save_record  # noqa: E402
 
 from fake_llm_server import FakeLLMServer, completion  # noqa: E402
 
@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
     parser.add_argument("--agent", choices=("builtin", "opencode"), default="builtin")
+    add_record_option(parser)
     args = parser.parse_args()
 
     from vault_brain.app.api import MemoryAPI
@@ -167,6 +168,8 @@ def main() -> None:
     finally:
         server.stop()
     results["met"] = {k: results[k] <= v for k, v in TARGETS.items()}
+    if args.record:
+        save_record(f"session-{args.agent}-{args.notes}", results)
     print(json.dumps(results, indent=1))
 
 

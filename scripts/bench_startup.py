@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
+from bench_common import add_record_option, save_record  # noqa: E402
+
 
 def _vb() -> list[str]:
     beside = Path(sys.executable).parent / "vb"
@@ -46,6 +48,7 @@ def main() -> int:
     parser.add_argument(
         "--vb", action="append", default=[], help="another `vb` executable to measure alongside"
     )
+    add_record_option(parser)
     args = parser.parse_args()
 
     import shutil
@@ -90,6 +93,8 @@ def main() -> int:
         for name, ts in times.items()
     }
     load = os.getloadavg()[0]
+    if args.record:
+        save_record(f"startup-{args.notes}", {"notes": args.notes, "runs": args.runs, **report})
     if args.json:
         print(json.dumps({"notes": args.notes, "runs": args.runs, "load1": load, **report}))
     else:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import add_record_option, save_record
+
 VB = [sys.executable, "-m", "vault_brain"]
 
 
@@ -56,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--driver-runs", type=int, default=30)
+    add_record_option(parser)
     opts = parser.parse_args()
     n = opts.notes
     with tempfile.TemporaryDirectory(prefix="vb-bench-sync-") as tmp_name:
@@ -117,6 +120,18 @@ def main() -> None:
             started = time.perf_counter()
             merge_note(raw[0], ours_text.encode(), raw[1])
             in_process.append(time.perf_counter() - started)
+    if opts.record:
+        figures = {
+            "notes": n,
+            "first_sync_s": first,
+            "clone_sync_s": clone_sync,
+            "push_sync_s": push_a,
+            "merge_sync_s": merge_b,
+            "driver_process_ms_median": statistics.median(per_process) * 1000,
+            "driver_process_ms_min": min(per_process) * 1000,
+            "merge_in_process_ms_median": statistics.median(in_process) * 1000,
+        }
+        save_record(f"sync-{n}", figures)
     print(f"notes changed on each side: {n}; load average {os.getloadavg()[0]:.2f}")
     print(f"first sync of machine a (commit {n} notes, push): {first:.2f} s")
     print(f"sync of a fresh clone (b): {clone_sync:.2f} s")

@@ -24,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
+from bench_common import add_record_option, save_record
 from bench_search import FTS_BUILD, FTS_QUERY, MIN_WHOOSH, BenchError, child_env, run_timed
 
 TIMEOUT = 600.0
@@ -71,6 +72,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--runs", type=int, default=21, help="timed runs per command")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    add_record_option(parser)
     args = parser.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -136,6 +138,9 @@ def main() -> int:
         "warm_target": 2.0,
         "identical_output": True,
     }
+    if args.record:
+        figures = {k: v for k, v in result.items() if not k.endswith("_target")}
+        save_record(f"warm_search-{args.notes}", figures)
     print(json.dumps(result, indent=2))
     return 0
 
