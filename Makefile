@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo check test lint bench docs clean
+.PHONY: venv demo check test lint bench bench-status docs clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,10 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_search.py --sizes 1000,10000
 	$(BIN)/python scripts/bench_retrieval.py
 	$(BIN)/python scripts/bench_lifecycle.py --notes 10000
+
+# BENCHMARKS.md's status table, from benchmarks/*.json (what `--record` runs of the bench scripts write)
+bench-status: $(STAMP)
+	$(BIN)/python scripts/gen_bench_status.py
 
 docs: $(STAMP)
 	mkdir -p docs && $(BIN)/python scripts/gen_cli_docs.py --help-file vault_brain/help.txt > docs/cli.md
