@@ -148,3 +148,19 @@ def test_recall_memos_give_the_gates_and_counters_answers(root: Path) -> None:
     first, again = recall(vault, "keyholder zebrafinch"), recall(vault, "keyholder zebrafinch")
     assert first == again
     assert first.memories and "AKIA" not in first.message
+
+
+def test_a_warm_searcher_reads_new_terms_after_the_index_reopens(tmp_path: Path) -> None:
+    """What the warm path keeps per segment outlives the reader it was read with: a term
+    first asked after another process's commit reopened the index (closing the old
+    readers) is read through the new reader, in the same unchanged segment."""
+    root = gen_vault.generate(tmp_path / "vault", 60, seed=9).root
+    for n in range(10):
+        write(root, f"entities/people/p{n}.md", "global", f"Alder{n} and birch{n} in one note.")
+    vault = Vault.open(root)
+    vault.reconcile()
+    assert len(vault.searcher.search("alder3", 5)) == 1  # alder3's note: lengths read
+    write(root, "entities/people/late.md", "global", "A note committed elsewhere.")
+    Vault.open(root).reconcile()  # another process: the searcher below reopens
+    vault.reconcile()
+    assert [h.path for h in vault.searcher.search("birch7", 5)] == ["entities/people/p7.md"]

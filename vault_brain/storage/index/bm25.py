@@ -11,7 +11,7 @@ score first, then the lower document number). The scores equal Whoosh's up to th
 the additions, i.e. in the last bits (`tests/integration/test_search_warm.py` compares the two).
 
 What a segment holds never changes once it is written (deletions only mark documents), so
-`Segments` keeps, per segment, the field lengths read so far and the postings of the terms asked for
+`Segments` keeps, per segment, the postings and field lengths of the terms asked for
 (as arrays: a warm process reads a frequent term's postings once, not on every query)."""
 
 from __future__ import annotations
@@ -23,37 +23,24 @@ from typing import Any
 
 from whoosh.matching import FilterMatcher
 
-MAX_REMEMBERED_LENGTHS = 64
+Postings = tuple["array[int]", "array[float]", "array[int]"]  # docnums, frequencies, lengths
 MAX_REMEMBERED_POSTINGS = 2_000_000  # postings kept, all terms together (about 12 bytes each)
 
 
 class Segments:
-    """What is read once per segment: field lengths and term postings, keyed by the
-    segment's id (a reopened index keeps the segments it still has)."""
+    """What is read once per segment: each term's postings, with the field length of each
+    document they name, keyed by the segment's id (a reopened index keeps the segments it
+    still has; what is kept holds numbers only, never a reader that may close)."""
 
     def __init__(self) -> None:
-        self._lengths: dict[tuple[str, str], _Lengths] = {}
-        self._postings: dict[tuple[str, str, str], tuple[array[int], array[float]]] = {}
+        self._postings: dict[tuple[str, str, str], Postings] = {}
         self._held = 0  # postings in `_postings`
 
-    def lengths(self, leaf: Any, fieldname: str) -> Any:
-        """A mapping docnum -> length for one leaf searcher (a segment's), each length read
-        through Whoosh's public `doc_field_length` the first time a posting needs it."""
-        segment = leaf.reader().segment()
-        if segment is None:  # (not a segment's reader: nothing to keep it by)
-            return _Lengths(leaf, fieldname)
-        key = (segment.segment_id(), fieldname)
-        lengths = self._lengths.get(key)
-        if lengths is None:
-            if len(self._lengths) >= MAX_REMEMBERED_LENGTHS:
-                self._lengths.clear()
-            lengths = self._lengths[key] = _Lengths(leaf, fieldname)
-        return lengths
-
-    def postings(self, reader: Any, field: str, term: str) -> tuple[Any, Any]:
-        """(docnums, term frequencies) of a term in one segment's reader, deleted documents
-        included: the caller leaves out `deleted_docs_set`'s (a segment with deletions wraps
-        its postings in a matcher that skips them at a method call per posting)."""
+    def postings(self, reader: Any, field: str, term: str) -> Postings:
+        """(docnums, term frequencies, field lengths) of a term in one segment's reader,
+        deleted documents included: the caller leaves out `deleted_docs_set`'s (a segment
+        with deletions wraps its postings in a matcher that skips them at a method call per
+        posting). Lengths come from the reader's public `doc_field_length`."""
         segment = reader.segment()
         key = (segment.segment_id(), field, term) if segment is not None else None
         found = self._postings.get(key) if key is not None else None
@@ -68,25 +55,15 @@ class Segments:
             ids.append(matcher.id())
             weights.append(matcher.weight())
             matcher.next()
+        length = reader.doc_field_length
+        lengths = array("l", (int(length(d, field, 1) or 1) for d in ids))
         if key is not None:
             if self._held + len(ids) > MAX_REMEMBERED_POSTINGS:
                 self._postings.clear()
                 self._held = 0
-            self._postings[key] = (ids, weights)
+            self._postings[key] = (ids, weights, lengths)
             self._held += len(ids)
-        return ids, weights
-
-
-class _Lengths(dict[int, int]):
-    """A segment's field lengths, read per document on first use and kept."""
-
-    def __init__(self, leaf: Any, fieldname: str) -> None:
-        super().__init__()
-        self._read, self._field = leaf.doc_field_length, fieldname
-
-    def __missing__(self, docnum: int) -> int:
-        length = self[docnum] = int(self._read(docnum, self._field, 1) or 1)
-        return length
+        return ids, weights, lengths
 
 
 def top_docs(
@@ -124,13 +101,12 @@ def top_docs(
                 leaf_reader = leaf.reader()
                 if (field, term) not in leaf_reader:
                     continue
-                fl = segments.lengths(leaf, field)
                 deleted = getattr(leaf_reader, "deleted_docs_set", None) or ()
-                ids, weights = segments.postings(leaf_reader, field, term)
-                for docnum, tf in zip(ids, weights, strict=True):
+                ids, weights, lengths = segments.postings(leaf_reader, field, term)
+                for docnum, tf, fl in zip(ids, weights, lengths, strict=True):
                     if docnum in deleted:
                         continue
-                    score = idf * ((tf * k1_1) / (tf + k1 * (one_b + b * fl[docnum] / avgfl)))
+                    score = idf * ((tf * k1_1) / (tf + k1 * (one_b + b * fl / avgfl)))
                     scores[docnum + offset] = get(docnum + offset, 0.0) + score
     found: Iterable[tuple[int, float]] = scores.items()
     if allow is not None:
