@@ -38,7 +38,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 from bench_common import add_record_option, log, percentile, save_record  # noqa: E402
 
-from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image  # noqa: E402
+from vault_brain.storage.sandbox.build import ensure_image  # noqa: E402
+from vault_brain.storage.sandbox.container import Sandbox  # noqa: E402
+from vault_brain.storage.sandbox.engine import docker_client  # noqa: E402
 
 TARGET_TOOL_P50_MS = 150.0
 

@@ -101,7 +101,9 @@ def main() -> None:
     from vault_brain.app.runtime.session import SessionRunner
     from vault_brain.app.runtime.session_opencode import start_opencode
     from vault_brain.storage.env import Environment
-    from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image
+    from vault_brain.storage.sandbox.build import ensure_image
+    from vault_brain.storage.sandbox.container import Sandbox
+    from vault_brain.storage.sandbox.engine import docker_client
     from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
     server = FakeLLMServer().start()

@@ -212,8 +212,8 @@ def _docker_unavailable(why: str) -> None:
 
 @pytest.fixture(scope="session")
 def docker_engine() -> Any:
-    """A Docker SDK client whose daemon answers (`storage.sandbox.container.docker_client`)."""
-    from vault_brain.storage.sandbox.container import SandboxError, docker_client
+    """A Docker SDK client whose daemon answers (`storage.sandbox.engine.docker_client`)."""
+    from vault_brain.storage.sandbox.engine import SandboxError, docker_client
 
     try:
         return docker_client()
@@ -225,7 +225,8 @@ def docker_engine() -> Any:
 def sandbox_image(docker_engine: Any) -> str:
     """The sandbox image's tag, built once per test run by `ensure_image` itself (its base
     vb-base:bookworm-<hash> too, with debootstrap, when missing: a few minutes the first time)."""
-    from vault_brain.storage.sandbox.container import SandboxError, ensure_image
+    from vault_brain.storage.sandbox.build import ensure_image
+    from vault_brain.storage.sandbox.engine import SandboxError
 
     try:
         return ensure_image(
@@ -240,7 +241,7 @@ def sandbox_image(docker_engine: Any) -> str:
 def opencode_image(docker_engine: Any, sandbox_image: str) -> str:
     """The OpenCode image's tag, built once per test run by `ensure_opencode_image` (OpenCode's
     pinned release fetched from the npm registry into ~/.cache/vault_brain the first time)."""
-    from vault_brain.storage.sandbox.container import SandboxError
+    from vault_brain.storage.sandbox.engine import SandboxError
     from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
     try:

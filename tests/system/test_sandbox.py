@@ -15,18 +15,10 @@ from typing import Any
 
 import pytest
 
-from vault_brain.storage.sandbox.build import BASE_TAG, DOCKERFILE, image_tag
-from vault_brain.storage.sandbox.container import (
-    TRUNCATED,
-    Sandbox,
-    SandboxError,
-    WorkspaceError,
-    container_user,
-    docker_client,
-    ensure_image,
-    leftovers,
-    remove_container,
-)
+from vault_brain.storage.sandbox.build import BASE_TAG, DOCKERFILE, ensure_image, image_tag
+from vault_brain.storage.sandbox.container import TRUNCATED, Sandbox, leftovers, remove_container
+from vault_brain.storage.sandbox.engine import SandboxError, WorkspaceError, docker_client
+from vault_brain.storage.sandbox.mounts import container_user
 
 pytestmark = pytest.mark.docker
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from vault_brain.domain.gate import clean, judge, prose_sentences, redact
-from vault_brain.domain.gate.normalize import disguised, fold
+from vault_brain.domain.gate import judge, prose_sentences, redact
+from vault_brain.domain.gate.normalize import clean, disguised, fold
 
 REFUSED = {
     "injection": [

@@ -212,7 +212,7 @@ def _error_text(error: Any) -> str:
 
 
 def _is_sandbox(exc: VaultBrainError) -> bool:
-    from vault_brain.storage.sandbox.container import SandboxError, WorkspaceError  # lazy: start-up
+    from vault_brain.storage.sandbox.engine import SandboxError, WorkspaceError  # lazy: start-up
 
     return isinstance(exc, SandboxError) and not isinstance(exc, WorkspaceError)
 
@@ -230,7 +230,8 @@ def start_opencode(
 ) -> OpenCodeRunner:
     """The host services, OpenCode's configuration and the container, started together (and
     stopped together when one of them fails)."""
-    from vault_brain.storage.sandbox.container import Sandbox, prepare_workspace  # lazy: start-up
+    from vault_brain.storage.sandbox.container import Sandbox  # lazy: start-up
+    from vault_brain.storage.sandbox.mounts import prepare_workspace
 
     session = str(api.session)
     services = HostServices(api.vault.root, session, dict(api.vault.env.values), warn)

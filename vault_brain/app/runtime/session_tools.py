@@ -51,7 +51,7 @@ class DockerGone(SandboxGone):
 def gone(exc: Exception) -> SandboxGone:
     """What ends the session when the sandbox failed: Docker stopped, crashed or hung
     (`DockerGone`), or the container itself is gone, stopped or out of memory."""
-    from vault_brain.storage.sandbox.container import EngineGone  # lazy: start-up
+    from vault_brain.storage.sandbox.engine import EngineGone  # lazy: start-up
 
     if isinstance(exc, EngineGone):
         return DockerGone(
@@ -153,10 +153,7 @@ class Tools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         """Run one tool call; what it returned (or why it failed), for the model."""
-        from vault_brain.storage.sandbox.container import (  # lazy: start-up
-            SandboxError,
-            WorkspaceError,
-        )
+        from vault_brain.storage.sandbox.engine import SandboxError, WorkspaceError  # lazy
 
         try:
             if name in self._memory:

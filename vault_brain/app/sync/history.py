@@ -26,6 +26,7 @@ from vault_brain.domain.text import json_safe
 from vault_brain.domain.views.history import KeyDiff, Logged, classify, diff_body, diff_meta
 from vault_brain.domain.views.history import read_records as _read_records
 from vault_brain.storage.git import history as hg
+from vault_brain.storage.git.sync import open_repo, top
 from vault_brain.storage.notes.frontmatter import parse_text
 
 LOGS = ("logs/lifecycle.jsonl", "logs/credit.jsonl")
@@ -102,12 +103,12 @@ class LogResult(Result):
 
 def _open(vault: Vault) -> tuple[Any, str]:
     """The repository and the vault's path inside it ('' at its top)."""
-    repo = hg.open_repo(vault.root)
-    rel = Path(os.path.relpath(vault.root.resolve(), hg.top(repo).resolve())).as_posix()
+    repo = open_repo(vault.root)
+    rel = Path(os.path.relpath(vault.root.resolve(), top(repo).resolve())).as_posix()
     if not hg.has_commits(repo):
         repo.close()
         raise VaultBrainError(
-            f"the vault's repository at {hg.top(repo)} has no commits yet",
+            f"the vault's repository at {top(repo)} has no commits yet",
             hint="commit the vault first: `vb sync`, or git add -A && git commit",
         )
     return repo, "" if rel == "." else rel + "/"

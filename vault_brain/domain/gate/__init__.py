@@ -28,17 +28,6 @@ from vault_brain.domain.gate.normalize import clean
 from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import split_sentences
 
-__all__ = [
-    "LABELS",
-    "MAX_SCAN_CHARS",
-    "REASONS",
-    "Verdict",
-    "clean",
-    "judge",
-    "prose_sentences",
-    "redact",
-]
-
 REASONS = (
     "injection",
     "exfiltration",

@@ -13,17 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_brain.storage.git.sync import GitError, detail, open_repo, top
-
-__all__ = [
-    "FileCommit",
-    "VaultCommit",
-    "added_lines",
-    "file_commits",
-    "open_repo",
-    "reading",
-    "top",
-]
+from vault_brain.storage.git.sync import GitError, detail
 
 ZERO = "0" * 40
 _HEADER = "%x01%H%x00%P%x00%aI%x00%an%x00%s"

@@ -4,19 +4,19 @@ it through `docker exec`.
 The container sleeps (`sleep infinity` under docker-init, which reaps what the tools leave) with
 no network, every capability dropped, no-new-privileges, a read-only root and a small tmpfs at
 /tmp, pids and memory limits, the workspace bind-mounted read-write at /workspace and, read-only
-at /vault, not the vault but the session's view of it (`sandbox_view`: copies of the notes it
+at /vault, not the vault but the session's view of it (`sandbox.view`: copies of the notes it
 may read and MEMORY.md; never transcripts, git, vb's state, logs or private notes), which
 `refresh_view()` brings up to date before each turn. Its environment is HOME=/tmp and what the
 image sets: nothing of the host's, so no key, token or VB_* variable. It runs as the host
 user's uid:gid, so the files it writes in the workspace are that user's; when vb runs as root
 it never runs the container as root: it uses the workspace owner's uid:gid, or 1000:1000
-(`agent`) for a workspace root owns (mounts and user: `sandbox_mounts`).
+(`agent`) for a workspace root owns (mounts and user: `sandbox.mounts`).
 
 Every command runs under coreutils `timeout` inside the container (TERM to its whole process
 group at the deadline, KILL 2 s later) and vb reads its output with a deadline of its own, so
 nothing waits forever. The file tools are a small Python program run with the image's python3:
 paths resolve (symlinks included) inside the container and must stay under /workspace.
-Images (`ensure_image`) are `sandbox_build`'s business, errors and the client `sandbox_engine`'s;
+Images (`ensure_image`) are `sandbox.build`'s business, errors and the client `sandbox.engine`'s;
 both are re-exported here.
 """
 
@@ -33,12 +33,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from vault_brain.storage.sandbox.build import ensure_image
 from vault_brain.storage.sandbox.engine import (
-    EngineGone,
     SandboxError,
     WorkspaceError,
-    docker_client,
     docker_errors,
     one_line,
 )
@@ -53,7 +50,6 @@ from vault_brain.storage.sandbox.exec import (
 from vault_brain.storage.sandbox.mounts import (
     WORKSPACE,
     check_folders,
-    container_user,
     prepare_workspace,
     session_mounts,
 )
@@ -61,19 +57,6 @@ from vault_brain.storage.sandbox.mounts import (
 if TYPE_CHECKING:
     from vault_brain.storage.sandbox.view import Refreshed, VaultView
 
-__all__ = [
-    "EngineGone",
-    "ExecResult",
-    "Sandbox",
-    "SandboxError",
-    "WorkspaceError",
-    "container_user",
-    "docker_client",
-    "ensure_image",
-    "leftovers",
-    "prepare_workspace",
-    "remove_container",
-]
 
 TMPFS = "rw,nosuid,nodev,size=128m,mode=1777"
 OUTPUT_CAP = 64 * 1024

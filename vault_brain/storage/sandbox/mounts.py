@@ -2,7 +2,7 @@
 
 - /workspace: the agent's workspace, read-write; the container runs as its owner (the host
   user; never root: under root, the workspace owner, or 1000:1000 for a folder root owns).
-- /vault: read-only, the session's view of the vault (`sandbox_view`), never the vault.
+- /vault: read-only, the session's view of the vault (`sandbox.view`), never the vault.
 - /vault/policy: with `--policy-rw`, the vault's policy/ read-write over the view.
 - the host folders a caller names (OpenCode's sockets at /run/vb), read-only.
 """
