@@ -10,7 +10,7 @@ finds tiktoken's cache where tiktoken itself does). The variables vb reads:
 - `VB_SERVE_TOKEN`: the bearer token `vb serve` requires of its clients.
 - `VB_LLM_BASE_URL`, `VB_LLM_MODEL`, `VB_LLM_API_KEY`, `VB_LLM_TIMEOUT`, `VB_LLM_MAX_RETRIES`,
   `VB_CONFIG`, `XDG_CONFIG_HOME`, `HOME`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`: the LLM
-  endpoint (see `llm_config`); `XDG_CONFIG_HOME` and `HOME` also this machine's approval key
+  endpoint (see `llm.config`); `XDG_CONFIG_HOME` and `HOME` also this machine's approval key
   (`machine_key`).
 - `VB_OPENCODE_TARBALL`, `npm_config_registry`, `XDG_CACHE_HOME`: where `vb session --agent
   opencode` gets OpenCode's release (see `opencode_image`).

@@ -1,7 +1,7 @@
 """Offline capture: the durable facts of a conversation, without a model.
 
 Each user message goes through the gate (`gate.prose_sentences`, the one judge of hostile
-text); its sentences are split into clauses (capture_clauses.py), and a clause is kept only
+text); its sentences are split into clauses (capture/clauses.py), and a clause is kept only
 when a general pattern of chat English says it states something lasting: who the user is
 (identity), a named person and their relation (person), a stable like or working preference
 (preference), a choice taken (decision), a dated plan (event) or a fact about a named
@@ -15,11 +15,11 @@ put in the third person, a pronoun replaced by the name it stands for), with the
 would title its note and the slot it fills, so a later contradicting fact can supersede it.
 A "we" decision, plan or milestone in a conversation about a business the user runs names
 that business; a "we" plan in a conversation about a named project is the project's. The
-sentences come from capture_text.py (gate, quoted lines, recasing); the rules for the user's
-identity, preferences, decisions and dates are in the rule table (capture_table.py, run by
-capture_rules.py), for people in capture_names.py, for projects in capture_projects.py, for
-statements and whose event a clause is in capture_statements.py, for clauses and answers to
-the assistant's questions in capture_clauses.py, the word classes in capture_words.py.
+sentences come from capture/text.py (gate, quoted lines, recasing); the rules for the user's
+identity, preferences, decisions and dates are in the rule table (capture/table.py, run by
+capture/rules.py), for people in capture/names.py, for projects in capture/projects.py, for
+statements and whose event a clause is in capture/statements.py, for clauses and answers to
+the assistant's questions in capture/clauses.py, the word classes in capture/words.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The engine of the capture rule table (capture_table.py): it reads the table once, expands
+"""The engine of the capture rule table (capture/table.py): it reads the table once, expands
 its word classes, and answers which rules of a slot match a clause."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ _PLACEHOLDER = re.compile(r"\{([A-Z][A-Z_]*)\}")
 
 @dataclass(frozen=True)
 class Rule:
-    slot: str  # "identity:role", "decision/not", ... (see capture_table.py)
+    slot: str  # "identity:role", "decision/not", ... (see capture/table.py)
     source: str  # the pattern, word classes expanded
     anchored: bool  # matched at the clause's start, else searched anywhere
     examples: tuple[str, ...]
@@ -41,7 +41,7 @@ def _expand(pattern: str, classes: dict[str, str]) -> str:
 
 
 def parse(rules: str, fragments: str) -> tuple[Rule, ...]:
-    """The rules of a table written as capture_table.py describes."""
+    """The rules of a table written as capture/table.py describes."""
     classes = {name: getattr(words, name) for name in _WORD_CLASSES.split()}
     classes["DATE"] = words.DATE.pattern
     for line in fragments.strip().splitlines():

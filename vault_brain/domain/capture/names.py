@@ -1,4 +1,4 @@
-"""People named in a clause, for offline capture (projects are in capture_projects.py).
+"""People named in a clause, for offline capture (projects are in capture/projects.py).
 
 A person is captured where the user names them with a relation or a role ("my sister Ana",
 "Ana, my manager", "Ana (my lead)", "Ana from QA", "my contact is a guy called Ana Lee",

@@ -1,4 +1,4 @@
-"""The questions capture asks the rule table (capture_table.py): which identity slot a clause
+"""The questions capture asks the rule table (capture/table.py): which identity slot a clause
 fills, whether it states a preference, a decision or a dated plan. Each is a thin function
 over the table's slots; the patterns, their examples and counter-examples are in the table.
 """

@@ -1,5 +1,5 @@
 """The capture rule table: which clause states a durable fact of the user's, and which states
-none (a question, a request, a passing state), as data. capture_engine.py runs it.
+none (a question, a request, a passing state), as data. capture/engine.py runs it.
 
 Each rule is two lines: a header, then its pattern (a regular expression of chat English).
 
@@ -8,7 +8,7 @@ Each rule is two lines: a header, then its pattern (a regular expression of chat
 
 - slot: what a match says. "identity:role", "identity:location", "preference", "decision",
   "event", ... fill that slot; "not:question", "not:request", ... say the clause states no
-  fact; a slot with a "/" after the kind is a condition that capture_rules.py combines with
+  fact; a slot with a "/" after the kind is a condition that capture/rules.py combines with
   the others: "/not" and "/past" veto, "/style", "/ask", "/durable", ... are the parts of a
   working preference. The rules of one slot are alternatives; the first named group a match
   fills is the value it extracts (a name, a business).
@@ -16,7 +16,7 @@ Each rule is two lines: a header, then its pattern (a regular expression of chat
   i: it ignores case (else only its (?i:...) parts do).
 - examples must match and counter-examples must not: tests/unit/test_capture_table.py runs them.
 - a line starting with "#" is a comment.
-- {NAME} in a pattern is a word class: one of capture_words.py (JOB, NAME_SEQ, DATE, ...) or
+- {NAME} in a pattern is a word class: one of capture/words.py (JOB, NAME_SEQ, DATE, ...) or
   of FRAGMENTS below.
 
 Every rule is a general pattern of chat English over closed word classes; none is tied to a

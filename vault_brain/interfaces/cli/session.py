@@ -122,7 +122,9 @@ def session(
     from vault_brain.app.runtime.session import SessionRunner, check_model, recover
     from vault_brain.domain.sessions.records import new_session_id
     from vault_brain.domain.text import check_choice
-    from vault_brain.storage.sandbox.container import Sandbox, docker_client, ensure_image
+    from vault_brain.storage.sandbox.build import ensure_image
+    from vault_brain.storage.sandbox.container import Sandbox
+    from vault_brain.storage.sandbox.engine import docker_client
 
     agent = check_choice(agent, AGENTS, "agent")
     where = (workspace or Path.cwd()).expanduser().resolve()

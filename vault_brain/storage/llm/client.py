@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint works (OpenAI, a local llama.cpp / Ollama / vLLM server, a proxy).
 The SDK is imported inside the functions that call it (about 0.3 s): commands that never talk to
-a model never pay for it. Where the endpoint comes from is `llm_config`'s business.
+a model never pay for it. Where the endpoint comes from is `llm.config`'s business.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class LLM:
     def chat_json(
         self, system: str, user: str, *, reply: str | None = None, max_tokens: int | None = None
     ) -> dict[str, Any]:
-        """Ask for a JSON object (of the shape `reply` names, see `llm_replies`); one
+        """Ask for a JSON object (of the shape `reply` names, see `llm.replies`); one
         corrective retry if the reply does not parse or does not fit."""
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},

@@ -7,7 +7,7 @@ front matter has the plain block form vb and Obsidian write: one `key: value` li
 (a plain scalar, a quoted string without escapes, or a flow list of plain words), or `key:`
 followed by `- item` lines. Within that form the front matter is valid YAML and every
 counter it reads has the value the YAML reader (`storage.notes.frontmatter`) gives, so the bytes
-it returns are the bytes `merge_files.merge_note` returns (a test compares both on many
+it returns are the bytes `notes.merge.merge_note` returns (a test compares both on many
 notes). Anything else -- another YAML form, a counter written another way, CRLF line ends, a
 BOM, lines both sides changed (a conflict copy) -- returns None, and the caller runs
 `merge_note`.

@@ -1,6 +1,6 @@
 """STRATEGY.md's front matter -> the policy, cached in `.vb/` by the file's size and mtime;
 the settings a remote changed and this machine has not approved keep this machine's values
-(`policy_hold`)."""
+(`policy.hold`)."""
 
 from __future__ import annotations
 

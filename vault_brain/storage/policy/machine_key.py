@@ -1,5 +1,5 @@
 """This machine's secret, kept outside every vault: what binds a policy approval to the
-machine that made it (`policy_store`), so a record copied from another machine, or forged
+machine that made it (`policy.store`), so a record copied from another machine, or forged
 by a remote, approves nothing.
 
 `$XDG_CONFIG_HOME/vault_brain/machine.key`, else `~/.config/vault_brain/machine.key`:
