@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -200,6 +202,40 @@ def test_exit_code_stderr_and_stdin(sandbox: Sandbox) -> None:
     result = sandbox.run_shell("echo out; echo err >&2; exit 3")
     assert result.exit_code == 3 and sorted(result.output.split()) == ["err", "out"]
     assert sandbox.exec(["cat"], stdin=b"from stdin").output == "from stdin"
+
+
+def test_no_output_is_lost_when_vb_reads_the_engines_reply_late(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Output the engine sends at once (stderr of a failing `ls`) is not lost when vb reads
+    the engine's reply late, as on a loaded host: here busy threads hold the interpreter
+    while `exec_start` waits for it (without the start gate most outputs came back empty)."""
+    real = sandbox.client.api.exec_start
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        stop = threading.Event()
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.05)  # each busy thread holds the interpreter 50 ms at a time
+        busy = [threading.Thread(target=_spin, args=(stop,), daemon=True) for _ in range(2)]
+        for thread in busy:
+            thread.start()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            stop.set()
+            for thread in busy:
+                thread.join()
+            sys.setswitchinterval(interval)
+
+    monkeypatch.setattr(sandbox.client.api, "exec_start", late)
+    outputs = [sandbox.run_shell("ls /nonexistent").output for _ in range(6)]
+    assert [o for o in outputs if "No such file" not in o] == []
+    assert sandbox.exec(["cat"]).output == ""  # (no stdin given: the command sees its end)
+
+
+def _spin(stop: threading.Event) -> None:
+    while not stop.is_set():
+        pass
 
 
 def test_a_command_past_its_timeout_is_killed_with_its_children(sandbox: Sandbox) -> None:

@@ -42,10 +42,12 @@ from vault_brain.storage.sandbox.engine import (
 from vault_brain.storage.sandbox.exec import (
     FILE_ERRORS,
     FILE_TOOL,
+    GATE,
     Frames,
     Output,
     container_pid,
     hang_up,
+    open_gate,
 )
 from vault_brain.storage.sandbox.mounts import (
     WORKSPACE,
@@ -316,12 +318,10 @@ class Sandbox:
         """(exit code, output, cut, timed out) of `argv` under `timeout` in the container."""
         if not argv:
             raise ValueError("an empty command")
-        command = ["timeout", "-k", str(KILL_GRACE), f"{max(timeout, 0.001):.3f}", *argv]
+        command = [*GATE, "timeout", "-k", str(KILL_GRACE), f"{max(timeout, 0.001):.3f}", *argv]
         api = self.client.api
         with self.errors_as("running a command in the sandbox"):
-            exec_id = api.exec_create(self.id, command, stdin=stdin is not None, workdir=workdir)[
-                "Id"
-            ]
+            exec_id = api.exec_create(self.id, command, stdin=True, workdir=workdir)["Id"]
             conn = api.exec_start(exec_id, socket=True)
         sock: socket.socket = getattr(conn, "_sock", conn)
         started = time.monotonic()
@@ -329,10 +329,8 @@ class Sandbox:
         output = Output(cap)
         hung_up = False
         try:
-            if stdin is not None:
-                sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                sock.sendall(stdin)
-                sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            open_gate(sock, stdin)
             while True:
                 sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 chunk = sock.recv(65536)
@@ -481,10 +479,12 @@ class Streamed:
         self.stderr = ""
 
     def lines(self) -> Iterator[str]:
-        command = ["timeout", "-k", str(KILL_GRACE), f"{self.timeout:.3f}", *self.argv]
+        command = [*GATE, "timeout", "-k", str(KILL_GRACE), f"{self.timeout:.3f}", *self.argv]
         api = self.sandbox.client.api
         with self.sandbox.errors_as("running a command in the sandbox"):
-            exec_id = api.exec_create(self.sandbox.id, command, environment=self.environment)["Id"]
+            exec_id = api.exec_create(
+                self.sandbox.id, command, stdin=True, environment=self.environment
+            )["Id"]
             conn = api.exec_start(exec_id, socket=True)
         sock: socket.socket = getattr(conn, "_sock", conn)
         started = time.monotonic()
@@ -492,6 +492,8 @@ class Streamed:
         frames = _Lines()
         hung_up = False
         try:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            open_gate(sock, None)
             while True:
                 sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 chunk = sock.recv(65536)

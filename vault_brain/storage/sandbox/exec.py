@@ -17,6 +17,19 @@ from typing import Any
 
 HEADER = struct.Struct(">BxxxL")
 
+# Every command waits for one line on its stdin before it starts, and vb sends that line once
+# `exec_start` has returned: the engine's first output could otherwise arrive with its reply
+# to the HTTP upgrade, be read into the HTTP client's buffer with it, and never reach the raw
+# socket vb reads (on a loaded host, 5 of 200 commands lost their output that way).
+GATE = ["sh", "-c", 'read -r _ && exec "$@"', "vb-gate"]
+
+
+def open_gate(sock: socket.socket, stdin: bytes | None) -> None:
+    """Start a gated command (`GATE`): its line, then its stdin, then end of input."""
+    sock.sendall(b"\n" + (stdin or b""))
+    sock.shutdown(socket.SHUT_WR)
+
+
 # The file tools, run as `python3 -I -S -c FILE_TOOL op path [limit]` inside the container.
 # Exit codes: 0 done, 2 no such file, 3 outside /workspace, 4 a folder, 5 not a folder,
 # 6 permission denied, 7 any other OSError (its text on stdout).
