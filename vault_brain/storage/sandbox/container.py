@@ -48,6 +48,7 @@ from vault_brain.storage.sandbox.exec import (
     container_pid,
     hang_up,
     open_gate,
+    raw_socket,
 )
 from vault_brain.storage.sandbox.mounts import (
     WORKSPACE,
@@ -161,7 +162,7 @@ class Sandbox:
     ) -> Sandbox:  # fmt: skip
         from docker.errors import APIError, ImageNotFound
 
-        with docker_errors(f"starting the sandbox container {name}", client=client):
+        with docker_errors(f"starting the sandbox container {name}"):
             try:
                 container = client.containers.create(
                     image,
@@ -312,19 +313,24 @@ class Sandbox:
             raise WorkspaceError(f"cannot {op} {shown}: {detail}")
         return result
 
+    def start_exec(
+        self, argv: list[str], timeout: float, **options: Any
+    ) -> tuple[str, Any, socket.socket, float]:
+        """`argv` under `timeout` (and `timeout -k`), behind the start gate (`GATE`: the caller
+        opens it): its exec id, its connection, the raw socket and when it started."""
+        command = [*GATE, "timeout", "-k", str(KILL_GRACE), f"{max(timeout, 0.001):.3f}", *argv]
+        with self.errors_as("running a command in the sandbox"):
+            exec_id = self.client.api.exec_create(self.id, command, stdin=True, **options)["Id"]
+            conn = self.client.api.exec_start(exec_id, socket=True)
+        return exec_id, conn, raw_socket(conn), time.monotonic()
+
     def _run(
         self, argv: list[str], timeout: float, stdin: bytes | None, workdir: str, cap: int
     ) -> tuple[int, bytes, bool, bool]:
         """(exit code, output, cut, timed out) of `argv` under `timeout` in the container."""
         if not argv:
             raise ValueError("an empty command")
-        command = [*GATE, "timeout", "-k", str(KILL_GRACE), f"{max(timeout, 0.001):.3f}", *argv]
-        api = self.client.api
-        with self.errors_as("running a command in the sandbox"):
-            exec_id = api.exec_create(self.id, command, stdin=True, workdir=workdir)["Id"]
-            conn = api.exec_start(exec_id, socket=True)
-        sock: socket.socket = getattr(conn, "_sock", conn)
-        started = time.monotonic()
+        exec_id, conn, sock, started = self.start_exec(argv, timeout, workdir=workdir)
         deadline = started + timeout + KILL_GRACE + HOST_SLACK
         output = Output(cap)
         hung_up = False
@@ -393,7 +399,7 @@ class Sandbox:
         """A SandboxError saying what happened to the container, if anything did."""
         from docker.errors import NotFound
 
-        with docker_errors("checking the sandbox container", client=self.client):
+        with docker_errors("checking the sandbox container"):
             try:
                 state = self.client.api.inspect_container(self.id)["State"]
             except NotFound:
@@ -420,7 +426,7 @@ def _container_errors(sandbox: Sandbox, action: str) -> Iterator[None]:
     failing exec) is named as such rather than as the API's 409 or 404."""
     from docker.errors import APIError
 
-    with docker_errors(action, client=sandbox.client):
+    with docker_errors(action):
         try:
             yield
         except APIError as exc:
@@ -433,7 +439,7 @@ def leftovers(client: Any, vault: Path) -> list[tuple[str, str]]:
     """(container id, session id) of every container labelled for this vault, running or not,
     oldest first: sessions a crashed host left behind."""
     label = f"{LABEL_VAULT}={vault.resolve()}"
-    with docker_errors("listing the sandbox containers", client=client):
+    with docker_errors("listing the sandbox containers"):
         found = client.api.containers(all=True, filters={"label": label})
     found.sort(key=lambda item: item.get("Created", 0))
     return [(item["Id"], (item.get("Labels") or {}).get(LABEL_SESSION, "")) for item in found]
@@ -443,7 +449,7 @@ def remove_container(client: Any, container_id: str) -> None:
     """Kill and delete a container; one already gone (or going) is not an error."""
     from docker.errors import APIError, NotFound
 
-    with docker_errors(f"removing the sandbox container {container_id[:12]}", client=client):
+    with docker_errors(f"removing the sandbox container {container_id[:12]}"):
         try:
             client.api.remove_container(container_id, force=True)
         except NotFound:
@@ -479,15 +485,9 @@ class Streamed:
         self.stderr = ""
 
     def lines(self) -> Iterator[str]:
-        command = [*GATE, "timeout", "-k", str(KILL_GRACE), f"{self.timeout:.3f}", *self.argv]
-        api = self.sandbox.client.api
-        with self.sandbox.errors_as("running a command in the sandbox"):
-            exec_id = api.exec_create(
-                self.sandbox.id, command, stdin=True, environment=self.environment
-            )["Id"]
-            conn = api.exec_start(exec_id, socket=True)
-        sock: socket.socket = getattr(conn, "_sock", conn)
-        started = time.monotonic()
+        exec_id, conn, sock, started = self.sandbox.start_exec(
+            self.argv, self.timeout, environment=self.environment
+        )
         deadline = started + self.timeout + KILL_GRACE + HOST_SLACK
         frames = _Lines()
         hung_up = False

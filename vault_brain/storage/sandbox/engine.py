@@ -128,22 +128,11 @@ def _docker_installed() -> bool:
     return bool(which("dockerd") or which("docker"))
 
 
-def _host_of(client: Any) -> str:
-    """The engine `client` talks to, as DOCKER_HOST says it (the unix socket's path from its
-    transport adapter), or DOCKER_HOST itself (what `docker_client` used) when unknown."""
-    path = getattr(
-        getattr(getattr(client, "api", client), "_custom_adapter", None), "socket_path", None
-    )
-    return f"unix://{path}" if isinstance(path, str) else os.environ.get("DOCKER_HOST", "")
-
-
 @contextmanager
-def docker_errors(
-    action: str, hint: str = "check `docker info`", client: Any = None
-) -> Iterator[None]:
+def docker_errors(action: str, hint: str = "check `docker info`") -> Iterator[None]:
     """Turn what the SDK raises while `action` runs into a `SandboxError`; a daemon that
-    stopped answering is an `EngineGone` saying what became of it (`client`'s socket, probed:
-    not there, refusing, or not answering)."""
+    stopped answering is an `EngineGone` saying what became of it (the socket of the engine
+    `docker_client` reached, DOCKER_HOST's, probed: not there, refusing, or not answering)."""
     from docker.errors import APIError, DockerException
     from urllib3.exceptions import HTTPError
 
@@ -157,7 +146,7 @@ def docker_errors(
     except DockerException as exc:
         raise SandboxError(f"{action} failed: {one_line(exc, 160)}", hint=hint) from None
     except (OSError, HTTPError) as exc:  # requests' and urllib3's: the daemon went away
-        why = _engine_error(_host_of(client), exc)
+        why = _engine_error(os.environ.get("DOCKER_HOST", ""), exc)  # (docker_client's)
         raise EngineGone(
             f"lost contact with Docker while {action}: {why.message}", hint=why.hint
         ) from None

@@ -9,6 +9,7 @@ raw socket itself with one, keeps the first bytes up to a cap and counts the res
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import struct
 from collections.abc import Iterator
@@ -119,6 +120,15 @@ class Output(Frames):
             if len(payload) > room:
                 self.cut = True
             self.kept += payload[: max(room, 0)]
+
+
+def raw_socket(conn: Any) -> socket.socket:
+    """The socket an exec's frames are read from. The SDK hands over a socket (over TLS) or a
+    file object over one (a unix or TCP socket): its descriptor is duplicated into a socket
+    of vb's own, which `hang_up` shuts down (for both) and closes."""
+    if isinstance(conn, socket.socket):
+        return conn
+    return socket.socket(fileno=os.dup(conn.fileno()))
 
 
 def hang_up(conn: Any, sock: socket.socket) -> None:
