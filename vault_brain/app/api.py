@@ -86,9 +86,8 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         self.session = check_session_id(session) if session is not None else None
         self.source = source
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
-        self.grant: Grant = (
-            FULL  # set by `confine`: what the caller may do (`domain.policy.grants`)
-        )
+        # set by `confine`: what the caller may do (`domain.policy.grants`)
+        self.grant: Grant = FULL
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = file_stamp(vault.paths.strategy)
@@ -99,9 +98,8 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         """Which path a search by this API is (`warm`: `vb watch`'s socket, `app.runtime.warm`);
         written with each search event, so `vb status` can tell which answered the last."""
         if live and self.session is not None:
-            from vault_brain.app.memory.access import (
-                AccessRecorder,  # lazy: long-lived processes only
-            )
+            # lazy: long-lived processes only
+            from vault_brain.app.memory.access import AccessRecorder
 
             # (each line in the transcript at once, the counters behind the answers)
             self.access = AccessRecorder(self.session, self._lock, lambda: self._vault, source)

@@ -100,9 +100,8 @@ class Knowledge(ApiPart):
         """Notes (already found) and the other sources' results for `query`, fused by rank."""
         if sources == ("memory",):
             return notes
-        from vault_brain.app.memory import (
-            sources as knowledge,  # lazy: start-up (the knowledge index)
-        )
+        # lazy: start-up (the knowledge index)
+        from vault_brain.app.memory import sources as knowledge
 
         if "sessions" in sources and self.agent is not None and self.agent.role != "admin":
             raise ForbiddenError(

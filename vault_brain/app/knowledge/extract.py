@@ -174,9 +174,8 @@ def extract(
         drafts = doc.drafts
         refused.update(doc.refused)
         if llm is not None:
-            from vault_brain.app.knowledge.extract_llm import (
-                more_drafts,  # lazy: a model is configured
-            )
+            # lazy: a model is configured
+            from vault_brain.app.knowledge.extract_llm import more_drafts
 
             drafts = drafts + more_drafts(llm, text, source.rel, drafts, refused)
         changed[source.rel] = identify(drafts, source.rel, registry.project, now, known)
