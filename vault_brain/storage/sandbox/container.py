@@ -47,8 +47,8 @@ from vault_brain.storage.sandbox.exec import (
     Output,
     container_pid,
     hang_up,
-    open_gate,
     raw_socket,
+    received,
 )
 from vault_brain.storage.sandbox.mounts import (
     WORKSPACE,
@@ -335,13 +335,7 @@ class Sandbox:
         output = Output(cap)
         hung_up = False
         try:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            open_gate(sock, stdin)
-            while True:
-                sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
+            for chunk in received(sock, stdin, deadline):
                 output.feed(chunk)
                 if output.seen > cap + DRAIN_LIMIT:
                     hung_up = True  # a flood: the command's own timeout ends it
@@ -354,13 +348,19 @@ class Sandbox:
             hung_up = True
         finally:
             hang_up(conn, sock)
-        killed = hung_up and self.kill_exec(exec_id)
-        code = KILLED if killed else self.exit_code_of(exec_id, wait=2.0)
+        code = self.ended(exec_id, hung_up)
         elapsed = time.monotonic() - started
         timed_out = (code in (124, KILLED) and elapsed >= timeout) or (
             code == -1 and not output.cut
         )
         return code, bytes(output.kept), output.cut, timed_out
+
+    def ended(self, exec_id: str, hung_up: bool) -> int:
+        """The exit code of an exec vb read to its end, or of one it stopped listening to
+        (`hung_up`: killed with its process group, KILLED, unless it had ended already)."""
+        if hung_up and self.kill_exec(exec_id):
+            return KILLED
+        return self.exit_code_of(exec_id, wait=2.0)
 
     def kill_exec(self, exec_id: str) -> bool:
         """Kill an exec vb stopped listening to (an output flood, or its timeout did not end
@@ -492,13 +492,7 @@ class Streamed:
         frames = _Lines()
         hung_up = False
         try:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            open_gate(sock, None)
-            while True:
-                sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
+            for chunk in received(sock, None, deadline):
                 yield from frames.feed(chunk)
             if frames.partial:
                 yield frames.partial.decode("utf-8", errors="replace")
@@ -511,8 +505,7 @@ class Streamed:
         finally:
             hang_up(conn, sock)
             self.stderr = frames.errors.decode("utf-8", errors="replace")
-        killed = hung_up and self.sandbox.kill_exec(exec_id)
-        self.exit_code = KILLED if killed else self.sandbox.exit_code_of(exec_id, wait=2.0)
+        self.exit_code = self.sandbox.ended(exec_id, hung_up)
         elapsed = time.monotonic() - started
         self.timed_out = self.exit_code in (124, KILLED) and elapsed >= self.timeout
         if self.exit_code != 0:  # the container itself may be what ended it

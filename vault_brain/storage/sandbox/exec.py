@@ -12,6 +12,7 @@ import contextlib
 import os
 import socket
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,18 @@ HEADER = struct.Struct(">BxxxL")
 GATE = ["sh", "-c", 'read -r _ && exec "$@"', "vb-gate"]
 
 
-def open_gate(sock: socket.socket, stdin: bytes | None) -> None:
-    """Start a gated command (`GATE`): its line, then its stdin, then end of input."""
+def received(sock: socket.socket, stdin: bytes | None, deadline: float) -> Iterator[bytes]:
+    """Start a gated command (`GATE`: its line, then its stdin, then end of input), then
+    what it sends, chunk by chunk, until it ends; TimeoutError once `deadline` passes."""
+    sock.settimeout(max(deadline - time.monotonic(), 0.001))
     sock.sendall(b"\n" + (stdin or b""))
     sock.shutdown(socket.SHUT_WR)
+    while True:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        yield chunk
 
 
 # The file tools, run as `python3 -I -S -c FILE_TOOL op path [limit]` inside the container.
