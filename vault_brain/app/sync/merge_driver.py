@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vault_brain.domain.sync.merge import conflict_copy_name, machine_label
+from vault_brain.domain.sync.merge import conflict_copy_name
 from vault_brain.storage.files import atomic_write
+from vault_brain.storage.git.repo import machine_name
 from vault_brain.storage.notes.merge import Merged, conflict_copy_bytes, merge_bytes
 
 if TYPE_CHECKING:
     from vault_brain.storage.paths import VaultPaths
-
-
-def machine_name() -> str:
-    """This machine in conflict copy names: $VB_MACHINE, else the host name."""
-    return machine_label(os.environ.get("VB_MACHINE") or socket.gethostname())
 
 
 def write_conflict_copy(

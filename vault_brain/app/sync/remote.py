@@ -27,13 +27,13 @@ from typing import Any
 
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
-from vault_brain.app.sync.merge_driver import machine_name, write_conflict_copy
+from vault_brain.app.sync.merge_driver import write_conflict_copy
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.sync.merge import count_changes, describe_changes, is_conflict_copy
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard
 from vault_brain.storage.git import sync as g
-from vault_brain.storage.git.repo import commit_identity
+from vault_brain.storage.git.repo import commit_identity, machine_name
 from vault_brain.storage.notes.merge import Merged, MergeError, merge_bytes
 from vault_brain.storage.paths import VaultPaths
 
@@ -102,6 +102,8 @@ class Merger:
         self.merged_files = 0
         self.merges = 0
         self.copies: list[str] = []
+        self.copy_of: list[tuple[str, str]] = []
+        """(note, copy) of each conflict copy written, paths relative to the repository."""
         self.regenerated: set[str] = set()
 
     # -- merging ---------------------------------------------------------------------------
@@ -116,7 +118,7 @@ class Merger:
         message = f"{self.label} ({self.machine}): {what}; {len(touched)} files merged by vb" + (
             f", {len(self.copies)} conflict copies" if self.copies else ""
         )
-        sha = g.commit(self.repo, message, self.identity)
+        sha = g.commit(self.repo, message, self.identity, self.machine, self.copy_of)
         self.merges += 1
         return sha
 
@@ -189,6 +191,7 @@ class Merger:
         if merged.conflict is not None:
             copy = write_conflict_copy(root, path, kind, merged, self.machine, inside=edge)
             self.copies.append(copy)
+            self.copy_of.append((path, copy))
 
     def _regenerate(self) -> list[str]:
         """MEMORY.md and the session index from the merged files, not merged themselves."""
@@ -223,7 +226,7 @@ class Merger:
                 return None, "nothing to commit"
             summary = describe_changes(count_changes(entries))
             prefix = f"{self.label} ({self.machine}): {why + ': ' if why else ''}"
-            sha = g.commit(self.repo, prefix + summary, self.identity)
+            sha = g.commit(self.repo, prefix + summary, self.identity, self.machine)
         return sha, summary
 
 

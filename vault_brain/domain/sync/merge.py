@@ -211,6 +211,49 @@ def is_conflict_copy(rel: str) -> bool:
     return CONFLICT_MARK in rel.rpartition("/")[2]
 
 
+# --------------------------------------------------------------------------- trailers
+
+MACHINE_TRAILER = "Machine"
+"""On every commit vb makes: the machine it was made on (`VB_MACHINE`, else the host)."""
+COPY_TRAILER = "Conflict-copy"
+"""On a merge that wrote conflict copies, one per copy: `<note> -> <copy>`, both paths
+relative to the repository's top; the copy holds the other side's text of the note."""
+_TRAILER = re.compile(r"^([A-Za-z][A-Za-z-]*): (.+)$")
+
+
+@dataclass
+class Trailers:
+    machine: str | None = None
+    copies: list[tuple[str, str]] = field(default_factory=list)
+    """(note, copy) for each conflict copy the commit wrote."""
+
+
+def with_trailers(message: str, machine: str, copies: Sequence[tuple[str, str]] = ()) -> str:
+    """`message` with vb's trailers after a blank line (git's trailer block)."""
+    lines = [f"{COPY_TRAILER}: {note} -> {copy}" for note, copy in copies]
+    lines.append(f"{MACHINE_TRAILER}: {machine_label(machine)}")
+    return message.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+
+
+def read_trailers(message: str) -> Trailers:
+    """vb's trailers in a commit message (the last paragraph); none when it has none."""
+    found = Trailers()
+    paragraphs = message.strip().split("\n\n")
+    if len(paragraphs) < 2:
+        return found
+    for line in paragraphs[-1].splitlines():
+        match = _TRAILER.match(line.strip())
+        if match is None:
+            continue
+        key, value = match.groups()
+        if key == MACHINE_TRAILER:
+            found.machine = value.strip()
+        elif key == COPY_TRAILER and " -> " in value:
+            note, _, copy = value.partition(" -> ")
+            found.copies.append((note.strip(), copy.strip()))
+    return found
+
+
 # --------------------------------------------------------------------------- messages
 
 

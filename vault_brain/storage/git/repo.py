@@ -7,10 +7,12 @@ that is written is kept whether or not it could be committed.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
+from vault_brain.domain.sync.merge import machine_label, with_trailers
 from vault_brain.storage.files import vault_lock
 from vault_brain.storage.git.lock import clear_stale_index_lock
 from vault_brain.storage.git.sync import stage_all
@@ -71,6 +73,7 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
             stage_all(repo, rel)  # never .vb/, nor a write in progress
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
+            message = with_trailers(message, machine_name())
             repo.git.commit("-m", message, "--", rel, env=commit_identity(repo))
         return "; ".join([*notices, f"committed {repo.head.commit.hexsha[:12]}"])
     except (LockedError, VaultBrainError) as exc:
@@ -78,6 +81,13 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
     except (git.GitCommandError, git.GitError, OSError, ValueError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
         return f"git commit failed: {' '.join(str(detail).split())}"
+
+
+def machine_name() -> str:
+    """This machine in commit trailers and conflict copy names: $VB_MACHINE, else the host
+    name (read here, not through `storage.env`: git's merge driver runs it in a process of
+    its own)."""
+    return machine_label(os.environ.get("VB_MACHINE") or socket.gethostname())
 
 
 def commit_identity(repo: Any) -> dict[str, str]:

@@ -12,11 +12,13 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.sync.merge import with_trailers
 from vault_brain.domain.sync.trust import Entry
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
 
@@ -400,6 +402,13 @@ def add_paths(repo: Any, paths: list[str]) -> None:
         repo.git.add("--all", "--", *paths[i : i + 500])
 
 
-def commit(repo: Any, message: str, identity: dict[str, str]) -> str:
-    repo.git.commit("--no-verify", "-m", message, env=identity)
+def commit(
+    repo: Any,
+    message: str,
+    identity: dict[str, str],
+    machine: str,
+    copies: Sequence[tuple[str, str]] = (),
+) -> str:
+    """Commit what is staged, with vb's trailers (`domain.sync.merge.with_trailers`)."""
+    repo.git.commit("--no-verify", "-m", with_trailers(message, machine, copies), env=identity)
     return str(repo.head.commit.hexsha)
