@@ -23,8 +23,9 @@ from conftest import git
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.memory import credit as credit_module
 from vault_brain.domain import clock
-from vault_brain.domain.sync.counters import COUNTER_KEYS
+from vault_brain.domain.sync.counters import COUNTER_KEYS, LATEST_SIDE_KEYS, LIST_KEYS
 from vault_brain.storage.notes.frontmatter import parse_text
+from vault_brain.storage.notes.frontmatter_edit import edit_front_matter
 
 __all__ = ["remote"]  # the fixture, shared with test_sync
 
@@ -51,6 +52,7 @@ class Week:
         self.credit: dict[str, float] = {}  # note id -> credit expected
         self.clamped: set[str] = set()  # ids whose credit touched a bound (exact sum void)
         self.texts: list[str] = []  # every line a person or an agent wrote
+        self.tags: dict[int, set[str]] = {}  # topic -> the tags people added to it
         self.feedbacks = 0
         self.shared_messages: list[str] = []
         self.own_transcripts: dict[str, bytes] = {}  # session -> its one writer's bytes
@@ -128,6 +130,8 @@ class Week:
                 self.edit(root, 7 + day // 2, 4, day)
         for root, first in ((self.a, 10), (self.b, 15)):
             self.append(root, first + (day + (1 if same_day else 0)) % 5, day)
+        for root in self.machines:  # a tag each on one note: merged as a union, never a copy
+            self.tag(root, 3 + day % 3, day)
         for root in self.machines:
             if day:
                 rel = next(k[2] for k in self.kiwis if k[1] == root and k[3] == day - 1)
@@ -141,6 +145,15 @@ class Week:
         end = text.index("\n---\n") + 1
         path.write_text(text[:end] + line + "\n" + text[end:], encoding="utf-8")
         self.texts.append(line)
+
+    def tag(self, root: Path, topic: int, day: int) -> None:
+        """A tag added to a note's `tags` in Obsidian (only that key's lines change)."""
+        path = find(root, topic)
+        raw = path.read_bytes()
+        new = f"{root.name}-day{day}"
+        tags = [*(parse_text(raw).meta.get("tags") or []), new]
+        path.write_bytes(edit_front_matter(raw, {"tags": tags}))
+        self.tags.setdefault(topic, set()).add(new)
 
     def edit(self, root: Path, topic: int, line: int, day: int) -> None:
         path = find(root, topic)
@@ -174,7 +187,7 @@ class Week:
         res = self.cli("--vault", str(root), "sync", "--json")
         assert res.exit_code == 0, res.stdout + res.stderr
         doc: dict[str, Any] = res.json()
-        assert doc["pushed"] is not self.offline, doc
+        assert (doc["push_pending"] is not None) is self.offline, doc
         if doc["pushed"]:
             self.heads.append(git("rev-parse", "main", cwd=self.bare).strip())
         for rel in doc["conflict_copies"]:
@@ -182,11 +195,12 @@ class Week:
         return doc
 
     def check_copy(self, root: Path, rel: str) -> None:
-        """A conflict copy differs from its note in more than counters; it is a note of its
+        """A conflict copy is a true text conflict: it differs from its note in more than
+        what merges by rule (counters, tags, aliases, vb's scalar keys); it is a note of its
         own whose counters start where theirs stood."""
         copy = parse_text((root / rel).read_bytes())
         note = parse_text((root / copy.meta["conflict_of"]).read_bytes())
-        plain = {"id", "conflict_of", *COUNTER_KEYS}
+        plain = {"id", "conflict_of", *COUNTER_KEYS, *LIST_KEYS, *LATEST_SIDE_KEYS}
         assert copy.body != note.body or {k: v for k, v in copy.meta.items() if k not in plain} != {
             k: v for k, v in note.meta.items() if k not in plain
         }, rel
@@ -277,6 +291,8 @@ def test_a_week_of_two_machines_on_one_vault(remote: Path, cli: Any, monkeypatch
         assert not [m for m in MARKERS if m in text]
         missing = [t for t in week.texts if t not in text]
         assert not missing, missing
+        for topic, tags in week.tags.items():
+            assert tags <= set(parse_text(find(root, topic).read_bytes()).meta["tags"]), topic
         found = {m["id"]: m for m in metas(root).values()}
         assert {i: int(m.get("access_count") or 0) for i, m in found.items()} == dict(week.counts)
         for note_id, expected in week.credit.items():

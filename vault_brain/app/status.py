@@ -66,8 +66,9 @@ class StatusReport(Result):
     projects: list[ProjectState] = field(default_factory=list)
     """Projects extracted into this vault (vb extract): items, stale sources."""
     sync: SyncState | None = None
-    """The git remote: ahead/behind (as of the last fetch), last sync, a pending push,
-    conflict copies. None for a vault without a remote."""
+    """The git remote (None in it: no remote yet), ahead/behind (as of the last fetch), last
+    sync, a pending push, live conflict copies, merge drivers repaired. None for a vault
+    that is not in git."""
     policy_warning: str | None = None
     """One line when policy/ (the lifecycle rules) has changes not approved on this
     machine: the lifecycle then runs the last approved rules (see `vb policy diff`)."""
@@ -85,14 +86,15 @@ def vault_status(vault: Vault) -> StatusReport:
     archived = 0
     problems: list[Problem] = []
     indexed = 0
-    note_paths: list[str] = []
+    copies: list[str] = []
     if exists:
         for _, row in vault.index.rows(include_archived=True):
             indexed += 1
-            note_paths.append(row.get("path", ""))
             if row.get("archived"):
                 archived += 1
                 continue
+            if row.get("conflict_of"):
+                copies.append(row["path"])
             by_type[row.get("type", "")] += 1
             by_category[f"{row.get('type', '')}/{row.get('category', '')}"] += 1
             if row.get("problem"):
@@ -126,7 +128,7 @@ def vault_status(vault: Vault) -> StatusReport:
         events=events,
         refused=refused,
         projects=project_states(vault),
-        sync=sync_state(vault, note_paths),
+        sync=sync_state(vault, copies),
         policy_warning=policy_warning(vault),
         trust=trust_problems(vault),
     )

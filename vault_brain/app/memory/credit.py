@@ -245,7 +245,11 @@ def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
                 result.skipped.append(Skipped(note_id, "not found"))
                 continue
             full = vault.paths.note(rel)
-            old = stored_score(parse_text(tx.read(full)).meta.get("credit"), policy.initial_score)
+            meta = parse_text(tx.read(full)).meta
+            if meta.get("conflict_of"):  # another machine's text, until a person keeps one
+                result.skipped.append(Skipped(note_id, "a conflict copy (see `vb conflicts`)"))
+                continue
+            old = stored_score(meta.get("credit"), policy.initial_score)
 
             def credited(meta: dict[str, Any]) -> dict[str, float]:
                 score = stored_score(meta.get("credit"), policy.initial_score)

@@ -12,6 +12,7 @@ from vault_brain.domain.policy.grants import unknown_note
 
 if TYPE_CHECKING:
     from vault_brain.app.memory.vault import Vault
+    from vault_brain.app.sync.conflicts import ConflictList, ConflictResolved
     from vault_brain.app.sync.export import ExportResult
     from vault_brain.app.sync.graph import GraphResult
     from vault_brain.app.sync.history import HistoryResult, LogResult
@@ -44,6 +45,22 @@ class GitOps(ApiPart):
         from vault_brain.app.sync.remote import sync  # lazy: start-up (GitPython)
 
         return sync(self._vault, remote, say)
+
+    def conflicts(self) -> ConflictList:
+        """The conflict copies a merge wrote and no one resolved yet."""
+        from vault_brain.app.sync.conflicts import list_conflicts  # lazy: start-up
+
+        with self._use("skip") as vault:
+            return list_conflicts(vault)
+
+    def keep_conflict(self, side: str, ref: str) -> ConflictResolved:
+        """Resolve one conflict copy: keep `mine`, `theirs`, or `merge` both texts into the
+        note for the person to edit (see `app.sync.conflicts`); a commit of its own."""
+        from vault_brain.app.sync.conflicts import keep  # lazy: start-up (GitPython)
+
+        self.grant.check_vault_wide("resolve conflict copies")
+        with self._use() as vault:
+            return keep(vault, side, ref)
 
     def history(self, ref: str) -> HistoryResult:
         """Every change to one memory, from git (see `app.sync.history`)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from vault_brain.domain.sync.merge import conflict_copy_name
 from vault_brain.storage.files import atomic_write
-from vault_brain.storage.git.repo import machine_name
+from vault_brain.storage.git.sync import last_writer
 from vault_brain.storage.notes.merge import Merged, conflict_copy_bytes, merge_bytes
 
 if TYPE_CHECKING:
@@ -46,12 +46,23 @@ def write_conflict_copy(
         taken.append(name)
 
 
+def theirs_machine(path: str) -> str:
+    """The machine whose text of `path` a person's `git merge` brings in: git names the
+    commits it merges in `GITHEAD_<sha>` variables for the merge drivers it runs."""
+    for key in sorted(os.environ):
+        if key.startswith("GITHEAD_"):
+            machine = last_writer(Path.cwd(), key.removeprefix("GITHEAD_"), path)
+            if machine:
+                return machine
+    return "theirs"
+
+
 def run_driver(kind: str, base: str, ours: str, theirs: str, path: str) -> str | None:
     """Merge the three files into `ours`; returns the conflict copy written, if any."""
     data = [Path(p).read_bytes() for p in (base, ours, theirs)]
     merged = merge_bytes(kind, data[0], data[1], data[2], path)
     copy = None
     if merged.conflict is not None:
-        copy = write_conflict_copy(Path.cwd(), path, kind, merged, machine_name())
+        copy = write_conflict_copy(Path.cwd(), path, kind, merged, theirs_machine(path))
     atomic_write(Path(ours), merged.data)
     return copy

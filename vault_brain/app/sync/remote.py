@@ -29,7 +29,11 @@ from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
 from vault_brain.app.sync.merge_driver import write_conflict_copy
 from vault_brain.domain.clock import now_iso
-from vault_brain.domain.sync.merge import count_changes, describe_changes, is_conflict_copy
+from vault_brain.domain.sync.merge import (
+    count_changes,
+    describe_changes,
+    is_note_path,
+)
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard
 from vault_brain.storage.git import sync as g
@@ -44,12 +48,17 @@ Say = Callable[[str], None]
 
 @result
 class SyncResult(Result):
-    remote: str
+    remote: str | None
+    """None: the vault's repository has no remote (the commit stays here)."""
     branch: str
     committed: str | None
     """The commit of this machine's pending changes (None: nothing was pending)."""
     message: str
     """What that commit's message says changed."""
+    received: int
+    """Commits the remote had that this machine did not (merged or fast-forwarded)."""
+    received_notes: list[str]
+    """The notes those commits changed (vault-relative paths)."""
     merged: int
     """Merges of the remote's commits made (0: the remote had nothing new)."""
     merged_files: int
@@ -57,6 +66,9 @@ class SyncResult(Result):
     conflict_copies: list[str]
     """Conflict copies written beside notes both machines changed on the same lines."""
     pushed: bool
+    """The remote now has this machine's commits (False: nothing to push, or pending)."""
+    pushed_commits: int
+    """Commits the push sent (0: the remote had them all: nothing to push)."""
     push_pending: str | None
     """Why the push did not happen (the commits are kept locally; the next sync pushes)."""
     attempts: int
@@ -75,7 +87,8 @@ class SyncResult(Result):
 
 @result
 class SyncState(Result):
-    remote: str
+    remote: str | None
+    """None: the vault's repository has no remote yet (`vb sync` commits locally)."""
     branch: str
     ahead: int | None
     """Commits here the remote does not have (as of the last fetch)."""
@@ -84,6 +97,8 @@ class SyncState(Result):
     last_sync: str | None
     push_pending: str | None
     conflict_copies: list[str]
+    drivers: str | None = None
+    """What `vb status` repaired in vb's merge drivers (None: they were right)."""
 
 
 def _rel(repo: Any, path: Path) -> str:
@@ -105,11 +120,13 @@ class Merger:
         self.copy_of: list[tuple[str, str]] = []
         """(note, copy) of each conflict copy written, paths relative to the repository."""
         self.regenerated: set[str] = set()
+        self.theirs = "MERGE_HEAD"  # what is being merged (a commit, for a cherry-pick)
 
     # -- merging ---------------------------------------------------------------------------
     def finish_merge(self, what: str, theirs: str = "MERGE_HEAD", base: str | None = None) -> str:
         """Resolve vb's files of the merge (or cherry-pick) in progress, regenerate the
         generated files, and commit; returns the commit."""
+        self.theirs = theirs
         state = g.merge_state(self.repo, theirs, base)
         with vault_lock(self.vault.paths):
             touched = self._resolve(state)
@@ -188,8 +205,9 @@ class Merger:
         root = g.top(self.repo)
         edge = self._edge(path)
         atomic_write(root / path, merged.data, inside=edge)
-        if merged.conflict is not None:
-            copy = write_conflict_copy(root, path, kind, merged, self.machine, inside=edge)
+        if merged.conflict is not None:  # named after the machine whose text it holds
+            machine = g.last_writer(root, self.theirs, path) or "theirs"
+            copy = write_conflict_copy(root, path, kind, merged, machine, inside=edge)
             self.copies.append(copy)
             self.copy_of.append((path, copy))
 
@@ -236,6 +254,8 @@ class Syncer(Merger):
         super().__init__(vault, repo, say)
         self.remote = remote
         self.warnings: list[str] = []
+        self.received = 0
+        self.received_notes: list[str] = []
 
     def merge_remote(self) -> None:
         ref = g.remote_ref(self.repo, self.remote, self.branch)
@@ -243,6 +263,14 @@ class Syncer(Merger):
             return
         what = f"{self.remote}/{self.branch}"
         self.refuse_untrusted(ref, what)
+        received = g.incoming(self.repo, ref)
+        self.received += received.commits
+        prefix = _rel(self.repo, self.vault.root)
+        prefix = "" if prefix == "." else prefix + "/"
+        notes = [p.removeprefix(prefix) for p in received.paths if p.startswith(prefix)]
+        for rel in notes:
+            if is_note_path(rel) and rel not in self.received_notes:
+                self.received_notes.append(rel)
         for line in guard.overrides(self.repo, self.vault.root, ref):
             if line not in self.warnings:
                 self.warnings.append(line)
@@ -299,7 +327,9 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
 
     from vault_brain.storage.git.lock import clear_stale_index_lock  # lazy
 
-    g.check_remote(repo, remote)
+    local = not repo.remotes and remote == "origin"  # no remote yet: the commit stays here
+    if not local:
+        g.check_remote(repo, remote)
     notices: list[str] = []
     clear_stale_index_lock(Path(repo.git_dir), g.top(repo), notices.append)
     s = Syncer(vault, repo, remote, say)
@@ -316,8 +346,9 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         sha, summary = s.commit_pending()
         pending: str | None = None
         pushed = False
+        pushed_commits = 0
         attempts = 0
-        while attempts < ATTEMPTS:
+        while not local and attempts < ATTEMPTS:
             attempts += 1
             say(f"fetching {remote}")
             try:
@@ -326,10 +357,15 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
                 pending = f"cannot reach {remote}: {g.detail(exc)}"
                 break
             s.merge_remote()
-            say(f"pushing to {remote}")
+            ref = g.remote_ref(repo, remote, s.branch)
+            to_push = g.ahead_behind(repo, ref)[0] if ref else g.commit_count(repo)
+            if to_push == 0:
+                pending = None
+                break
+            say(f"pushing {to_push} commits to {remote}")
             outcome = g.push(repo, remote, s.branch)
             if outcome.ok:
-                pushed, pending = True, None
+                pushed, pending, pushed_commits = True, None, to_push
                 break
             pending = outcome.reason
             if not outcome.rejected:
@@ -342,20 +378,24 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
             hint="run `vb sync` again to finish it (nothing is lost); "
             "`vb --debug sync` shows the git command",
         ) from None
-    if s.merges:
+    if s.merges or s.received:
         vault.reconcile(force=True)
-    ref = g.remote_ref(repo, remote, s.branch)
+    ref = None if local else g.remote_ref(repo, remote, s.branch)
     ahead, behind = g.ahead_behind(repo, ref) if ref else (0, 0)
-    _save_state(vault, remote, s.branch, pushed, pending)
+    if not local:
+        _save_state(vault, remote, s.branch, pending)
     return SyncResult(
-        remote=remote,
+        remote=None if local else remote,
         branch=s.branch,
         committed=sha,
         message=summary,
+        received=s.received,
+        received_notes=s.received_notes,
         merged=s.merges,
         merged_files=s.merged_files,
         conflict_copies=s.copies,
         pushed=pushed,
+        pushed_commits=pushed_commits,
         push_pending=pending,
         attempts=attempts,
         resumed=resumed,
@@ -375,13 +415,13 @@ def _state_path(vault: Vault) -> Path:
     return vault.paths.vb_dir / STATE_FILE
 
 
-def _save_state(vault: Vault, remote: str, branch: str, pushed: bool, pending: str | None) -> None:
+def _save_state(vault: Vault, remote: str, branch: str, pending: str | None) -> None:
     previous = _load_state(vault)
     state = {
         "remote": remote,
         "branch": branch,
         "last_attempt": now_iso(),
-        "last_sync": now_iso() if pushed else previous.get("last_sync"),
+        "last_sync": now_iso() if pending is None else previous.get("last_sync"),
         "push_pending": pending,
     }
     write_cache(_state_path(vault), json.dumps(state, indent=1) + "\n")
@@ -424,10 +464,11 @@ def trust_problems(vault: Vault) -> list[str]:
     return out
 
 
-def sync_state(vault: Vault, note_paths: list[str]) -> SyncState | None:
-    """For `vb status`: ahead/behind as of the last fetch, the last sync, a pending push and
-    the conflict copies (from the note paths the index holds, plus tasks copies at the top).
-    None when the vault has no git remote."""
+def sync_state(vault: Vault, copies: list[str]) -> SyncState | None:
+    """For `vb status`: the remote (None: none yet), ahead/behind as of the last fetch, the
+    last sync, a pending push, the live conflict copies (`copies`, from the index, plus tasks
+    copies at the top), and the merge drivers checked (rewritten when they name a Python that
+    is gone, e.g. after the environment moved). None when the vault is not in git."""
     if not (vault.root / ".git").exists() and not _load_state(vault):
         return None
     try:
@@ -435,20 +476,20 @@ def sync_state(vault: Vault, note_paths: list[str]) -> SyncState | None:
     except g.GitError:
         return None
     try:
-        if not repo.remotes:
-            return None
         state = _load_state(vault)
-        remote = str(state.get("remote") or "origin")
-        if remote not in [r.name for r in repo.remotes]:
-            remote = repo.remotes[0].name
         try:
             branch = g.branch(repo)
         except g.GitError:
             branch = ""
+        copies = copies + [p.name for p in vault.root.glob("tasks (conflict *).json")]
+        drivers = g.repair_drivers(repo)
+        if not repo.remotes:
+            return SyncState(None, branch, None, None, None, None, sorted(copies), drivers)
+        remote = str(state.get("remote") or "origin")
+        if remote not in [r.name for r in repo.remotes]:
+            remote = repo.remotes[0].name
         ref = g.remote_ref(repo, remote, branch) if branch else None
         ahead, behind = g.ahead_behind(repo, ref) if ref else (None, None)
-        copies = [p for p in note_paths if is_conflict_copy(p)]
-        copies += [p.name for p in vault.root.glob("tasks (conflict *).json")]
         return SyncState(
             remote=remote,
             branch=branch,
@@ -457,6 +498,7 @@ def sync_state(vault: Vault, note_paths: list[str]) -> SyncState | None:
             last_sync=state.get("last_sync"),
             push_pending=state.get("push_pending"),
             conflict_copies=sorted(copies),
+            drivers=drivers,
         )
     finally:
         repo.close()

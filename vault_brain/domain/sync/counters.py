@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 SUM_KEYS = ("access_count", "credit")
 LATEST_KEYS = ("last_accessed", "updated")
 COUNTER_KEYS = SUM_KEYS + LATEST_KEYS
+LIST_KEYS = ("tags", "aliases")  # merged as a union (`merge.merge_keys`)
+LATEST_SIDE_KEYS = ("pinned", "supersedes", "superseded_by")  # the side updated last
 
 
 def _number(value: Any) -> float | None:
@@ -36,7 +38,7 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def _moment(value: Any) -> dt.datetime | None:
+def moment_of(value: Any) -> dt.datetime | None:
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.astimezone()
     if isinstance(value, dt.date):
@@ -68,7 +70,7 @@ def merge_counters(
         else:
             merged[key] = round(min(1.0, max(0.0, total)), 6)
     for key in LATEST_KEYS:
-        candidates = [(m, v) for v in (ours.get(key), theirs.get(key)) if (m := _moment(v))]
+        candidates = [(m, v) for v in (ours.get(key), theirs.get(key)) if (m := moment_of(v))]
         if candidates:
             merged[key] = max(candidates, key=lambda pair: pair[0])[1]
     return merged

@@ -12,6 +12,10 @@ reads and writes the bytes around them.
   when their JSON is the same (key order and spacing aside); a record `id` alone is not
   identity, because transcript ids (`m0001`, ...) are sequential per machine and two
   machines appending to one session produce different records under one id.
+- Front matter keys both sides changed differently that vb merges by rule (`merge_keys`):
+  `tags` and `aliases` as a union (an item either side removed stays removed); vb's own
+  scalar keys (`pinned`, `supersedes`, `superseded_by`) take the side updated last. Only the
+  text left after that (the body, a person's other properties) can make a conflict copy.
 - tasks.json merges by task id, three-way per task; a task both sides changed keeps ours and
   theirs is returned for a conflict copy; two new tasks given the same automatic id on two
   machines are both kept (theirs renumbered).
@@ -28,12 +32,64 @@ from typing import Any
 
 from vault_brain.domain.clock import parse_time
 from vault_brain.domain.sync.counters import LATEST_KEYS as LATEST_KEYS
+from vault_brain.domain.sync.counters import LATEST_SIDE_KEYS, LIST_KEYS, moment_of
 from vault_brain.domain.sync.counters import SUM_KEYS as SUM_KEYS
 from vault_brain.domain.sync.counters import merge_counters as merge_counters
 
 CONFLICT_MARK = " (conflict "
 _UNSAFE_MACHINE = re.compile(r"[^A-Za-z0-9._-]+")
 _AUTO_ID = re.compile(r"t([1-9][0-9]*)")
+_COPY_NAME = re.compile(
+    r" \(conflict ([A-Za-z0-9._-]+) (\d{4}-\d{2}-\d{2})(?: \d+)?\)(?:\.[^.]*)?$"
+)
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def _items(value: Any) -> list[Any] | None:
+    """A list key's items (absent: none), or None when it is not a list of plain values."""
+    if value is None:
+        return []
+    if isinstance(value, list) and all(
+        isinstance(x, str | int | float) and not isinstance(x, bool) for x in value
+    ):
+        return list(value)
+    return None
+
+
+def merge_keys(
+    base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The keys both sides changed differently that merge by rule (see the module's
+    docstring): (values to set in every version, keys to drop from every version)."""
+    values: dict[str, Any] = {}
+    drop: list[str] = []
+    missing = object()
+    for key in (*LIST_KEYS, *LATEST_SIDE_KEYS):
+        b, o, t = (side.get(key, missing) for side in (base, ours, theirs))
+        if o in (t, b) or t == b:
+            continue  # one side changed it (or both the same way): the line merge takes it
+        if key in LIST_KEYS:
+            lists = [_items(None if v is missing else v) for v in (b, o, t)]
+            if lists[0] is None or lists[1] is None or lists[2] is None:
+                continue
+            gone = {x for x in lists[0] if x not in lists[1] or x not in lists[2]}
+            values[key] = [x for x in dict.fromkeys(lists[1] + lists[2]) if x not in gone]
+            continue
+        later = _later(theirs.get("updated"), ours.get("updated"))
+        chosen = t if later else o
+        if chosen is missing:
+            drop.append(key)
+        else:
+            values[key] = chosen
+    return values, tuple(drop)
+
+
+def _later(a: Any, b: Any) -> bool:
+    """Whether moment `a` is after moment `b` (a missing or unreadable one is earliest)."""
+    ma, mb = moment_of(a), moment_of(b)
+    return ma is not None and (mb is None or ma > mb)
 
 
 # --------------------------------------------------------------------------- records
@@ -211,6 +267,12 @@ def is_conflict_copy(rel: str) -> bool:
     return CONFLICT_MARK in rel.rpartition("/")[2]
 
 
+def copy_origin(rel: str) -> tuple[str, str] | None:
+    """(machine, YYYY-MM-DD) a conflict copy's name gives, or None for another name."""
+    match = _COPY_NAME.search(rel.rpartition("/")[2])
+    return (match.group(1), match.group(2)) if match else None
+
+
 # --------------------------------------------------------------------------- trailers
 
 MACHINE_TRAILER = "Machine"
@@ -219,6 +281,7 @@ COPY_TRAILER = "Conflict-copy"
 """On a merge that wrote conflict copies, one per copy: `<note> -> <copy>`, both paths
 relative to the repository's top; the copy holds the other side's text of the note."""
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z-]*): (.+)$")
+_SYNC_SUBJECT = re.compile(r"vb (?:sync|persona) \(([^)]+)\): ")
 
 
 @dataclass
@@ -233,6 +296,16 @@ def with_trailers(message: str, machine: str, copies: Sequence[tuple[str, str]] 
     lines = [f"{COPY_TRAILER}: {note} -> {copy}" for note, copy in copies]
     lines.append(f"{MACHINE_TRAILER}: {machine_label(machine)}")
     return message.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+
+
+def machine_of(message: str, author: str) -> str:
+    """The machine a commit was made on: its `Machine:` trailer, else the machine a `vb sync
+    (<machine>): ...` subject names, else its author (a person's own git commit)."""
+    machine = read_trailers(message).machine
+    if machine is None:
+        match = _SYNC_SUBJECT.match(message)
+        machine = match.group(1) if match else author
+    return machine_label(machine)
 
 
 def read_trailers(message: str) -> Trailers:
@@ -265,6 +338,15 @@ class ChangeCounts:
     restored: int = 0
     transcripts: int = 0
     other: int = 0
+
+
+def is_note_path(rel: str) -> bool:
+    """A memory note (not a log, transcript, MEMORY.md or STRATEGY.md), by its path."""
+    return (
+        rel.endswith(".md")
+        and not rel.startswith(("logs/", "sessions/", "."))
+        and rel not in ("MEMORY.md", "STRATEGY.md")
+    )
 
 
 def count_changes(entries: Sequence[tuple[str, str, str | None]]) -> ChangeCounts:

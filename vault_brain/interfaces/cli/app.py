@@ -29,7 +29,18 @@ if TYPE_CHECKING:
 
 # `vb --help` lists commands in these sections, in this order.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "Vault": ("init", "status", "sync", "history", "log", "persona", "export", "graph", "watch"),
+    "Vault": (
+        "init",
+        "status",
+        "sync",
+        "conflicts",
+        "history",
+        "log",
+        "persona",
+        "export",
+        "graph",
+        "watch",
+    ),
     "Memories": ("add", "show", "update", "delete", "restore", "list"),
     "Search": ("search", "index"),
     "Knowledge": ("extract", "items"),
@@ -152,6 +163,7 @@ def open_api(session: str | None = None) -> MemoryAPI:
 COMMAND_MODULES = {
     **dict.fromkeys(("init", "status", "watch"), "vaults"),
     "sync": "sync",
+    "conflicts": "conflicts",
     **dict.fromkeys(("history", "log"), "history"),
     "persona": "persona",
     **dict.fromkeys(("export", "graph"), "export"),

@@ -14,27 +14,48 @@ from vault_brain.interfaces.cli.output import emit
 if TYPE_CHECKING:
     from vault_brain.app.sync.remote import SyncResult
 
+MAX_LISTED = 10  # notes named after "received N commits"
+
 
 def render_sync(result: SyncResult) -> str:
-    lines = [
+    """What the sync did, one line per step, each true of this run."""
+    lines = [*result.notices]
+    lines.append(
         f"committed {result.committed[:12]}: {result.message}"
         if result.committed
         else "nothing to commit"
-    ]
-    lines[:0] = result.notices
+    )
     lines += [f"warning: {line}" for line in result.warnings]
     if result.resumed:
         lines.append("finished a sync that was interrupted")
-    if result.merged:
+    where = f"{result.remote}/{result.branch}"
+    if result.remote is None:
         lines.append(
-            f"merged {result.remote}/{result.branch}: {result.merged_files} files merged by vb"
+            "no remote: the commit stays on this machine; to share the vault, add one "
+            "(git remote add origin URL) and run `vb sync` again"
         )
-    lines += [f"conflict copy: {path}" for path in result.conflict_copies]
+        return "\n".join(lines)
+    if result.received:
+        notes = result.received_notes
+        changed = f": {len(notes)} notes changed" if notes else ""
+        lines.append(f"received {_commits(result.received)} from {where}{changed}")
+        lines += [f"  {rel}" for rel in notes[:MAX_LISTED]]
+        if len(notes) > MAX_LISTED:
+            lines.append(f"  ... and {len(notes) - MAX_LISTED} more")
+    if result.merged:
+        lines.append(f"merged them: {result.merged_files} files merged by vb")
+    lines += [f"conflict copy: {path} (see `vb conflicts`)" for path in result.conflict_copies]
     if result.pushed:
-        lines.append(f"pushed to {result.remote}/{result.branch}")
-    if result.push_pending:
+        lines.append(f"pushed {_commits(result.pushed_commits)} to {where}")
+    elif result.push_pending:
         lines.append(f"push pending: {result.push_pending}")
+    else:
+        lines.append(f"nothing to push: {where} has every commit")
     return "\n".join(lines)
+
+
+def _commits(n: int) -> str:
+    return f"{n} commit{'s' if n != 1 else ''}"
 
 
 @app.command()
@@ -44,7 +65,11 @@ def sync(
     ] = "origin",
     as_json: JsonOpt = False,
 ) -> None:
-    """Commit, fetch, merge and push the vault through its git remote."""
+    """Commit, fetch, merge and push the vault through its git remote.
+
+    Says what it did: what it committed, the commits it received (and the notes they
+    changed), conflict copies it wrote, and what it pushed. Without a remote it commits
+    here and says how to add one."""
     quiet = as_json or not sys.stderr.isatty()
 
     def say(text: str) -> None:

@@ -14,6 +14,7 @@ from vault_brain.interfaces.cli.output import emit
 
 if TYPE_CHECKING:
     from vault_brain.app.status import StatusReport
+    from vault_brain.app.sync.remote import SyncState
     from vault_brain.storage.index.scan import ReconcileResult
 
 
@@ -48,10 +49,11 @@ def init(
 def render_status(report: StatusReport) -> str:
     notes, index, watcher = report.notes, report.index, report.watcher
     kinds = ", ".join(f"{k} {v}" for k, v in notes.by_type.items())
-    lines = [
-        f"vault:   {report.vault}",
-        f"notes:   {notes.total} ({kinds or 'none'}), {notes.archived} archived",
-    ]
+    lines = [f"vault:   {report.vault}"]
+    if index.exists:
+        lines.append(f"notes:   {notes.total} ({kinds or 'none'}), {notes.archived} archived")
+    else:  # (types come from the index: before it, what is on disk)
+        lines.append(f"notes:   {index.on_disk} on disk (by type once indexed)")
     lines += [f"         {key}: {count}" for key, count in notes.by_category.items()]
     if not index.exists:
         lines.append("index:   not built yet (any search builds it; or run `vb index`)")
@@ -95,7 +97,34 @@ def render_status(report: StatusReport) -> str:
     if report.policy_warning:
         lines.append(f"policy:  {report.policy_warning}")
     lines += [f"trust:   {line}" for line in report.trust]
+    if report.sync is not None:
+        lines += render_sync_state(report.sync)
     return "\n".join(lines)
+
+
+def render_sync_state(sync: SyncState) -> list[str]:
+    """The sync block of `vb status`."""
+    if sync.remote is None:
+        lines = ["sync:    no remote: `vb sync` commits here; share the vault with "
+                 "git remote add origin URL, then `vb sync`"]  # fmt: skip
+    else:
+        where = f"{sync.remote}/{sync.branch}" if sync.branch else sync.remote
+        if sync.ahead is None:
+            state = "never fetched (`vb sync` fetches)"
+        else:
+            state = f"{sync.ahead} ahead, {sync.behind} behind as of the last fetch"
+        lines = [f"sync:    {where}: {state}"]
+        lines.append(f"         last sync: {sync.last_sync or 'never'}")
+        if sync.push_pending:
+            lines.append(f"         push pending: {sync.push_pending}")
+    if sync.conflict_copies:
+        lines.append(
+            f"         conflict copies: {len(sync.conflict_copies)} (`vb conflicts` resolves them)"
+        )
+        lines += [f"           {path}" for path in sync.conflict_copies[:10]]
+    if sync.drivers:
+        lines.append(f"         repaired: {sync.drivers}")
+    return lines
 
 
 @app.command()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
-from vault_brain.domain.sync.merge import with_trailers
+from vault_brain.domain.sync.merge import machine_of, with_trailers
 from vault_brain.domain.sync.trust import Entry
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
 
@@ -85,8 +85,42 @@ def network_env() -> dict[str, str]:
 
 
 def driver_command(kind: str, python: str | None = None) -> str:
+    """The shell command git runs to merge one file: this Python while it exists, else the
+    `vb` on PATH (an environment moved or rebuilt since the command was written)."""
     exe = shlex.quote(python or sys.executable)
-    return f"{exe} -m vault_brain.interfaces.git_merge {kind} %O %A %B %P"
+    args = f"{kind} %O %A %B %P"
+    return (
+        f"if [ -x {exe} ]; then {exe} -m vault_brain.interfaces.git_merge {args}; "
+        f"else vb merge-driver {args}; fi"
+    )
+
+
+def repair_drivers(repo: Any) -> str | None:
+    """The drivers rewritten when any is missing or names a Python that is gone (what was
+    wrong, in one line), else None. Only for a vault `vb sync` set up (.gitattributes
+    names vb's drivers)."""
+    reader = repo.config_reader("repository")
+    written = reader.get_value('merge "vb-note"', "driver", default="")
+    if not written:
+        return None
+    python = _python_of(written)
+    if python is not None and os.access(python, os.X_OK):
+        return None
+    install_drivers(repo)
+    gone = f"named {python}, which is gone" if python else "were not vb's"
+    return f"merge drivers {gone}: now {sys.executable}"
+
+
+def _python_of(command: str) -> str | None:
+    """The Python a driver command (this module's, or an older plain one) runs."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if "-m" in words:
+        at = words.index("-m")
+        return words[at - 1] if at > 0 else None
+    return None
 
 
 def install_drivers(repo: Any) -> bool:
@@ -134,6 +168,22 @@ def ensure_attributes(vault_root: Path) -> bool:
     kept = "\n".join(lines).strip("\n")
     atomic_write(path, (kept + "\n\n" if kept else "") + ATTRIBUTES)
     return True
+
+
+def last_writer(top: Path, other: str, path: str) -> str | None:
+    """The machine (`domain.sync.merge.machine_of`) of the newest commit `other` has and HEAD
+    has not that changed `path` (relative to `top`, the repository's); None when git finds
+    none. A plain git process: git's per-file merge driver calls it too."""
+    proc = subprocess.run(
+        ["git", "log", "-1", "--format=%an%x00%B", f"HEAD..{other}", "--", path],
+        capture_output=True,
+        cwd=top,
+        check=False,
+    )
+    author, sep, message = proc.stdout.decode("utf-8", "replace").partition("\0")
+    if proc.returncode != 0 or not sep:
+        return None
+    return machine_of(message, author)
 
 
 def merge_kinds(repo: Any, paths: list[str]) -> dict[str, str | None]:
@@ -187,6 +237,26 @@ def ahead_behind(repo: Any, ref: str) -> tuple[int, int]:
     out = repo.git.rev_list("--left-right", "--count", f"HEAD...{ref}")
     ahead, behind = out.split()
     return int(ahead), int(behind)
+
+
+def commit_count(repo: Any) -> int:
+    """Commits on HEAD (what a first push to an empty remote sends)."""
+    return int(repo.git.rev_list("--count", "HEAD"))
+
+
+@dataclass
+class Incoming:
+    commits: int
+    """Commits `ref` has that HEAD has not."""
+    paths: list[str]
+    """The files they changed (relative to the repository's top)."""
+
+
+def incoming(repo: Any, ref: str) -> Incoming:
+    """What merging `ref` brings: its commits HEAD lacks and the files they changed."""
+    commits = int(repo.git.rev_list("--count", f"HEAD..{ref}"))
+    out = repo.git(c="core.quotePath=false").diff("--name-only", "-z", f"HEAD...{ref}")
+    return Incoming(commits, [p for p in out.split("\0") if p])
 
 
 def check_remote(repo: Any, remote: str) -> None:

@@ -15,8 +15,8 @@ from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes.model import Note
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 11  # 10: each row says who wrote the note (`source`); 11: `previously`,
-# `slots` and `superseded`
+SCHEMA_VERSION = 12  # 10: each row says who wrote the note (`source`); 11: `previously`,
+# `slots` and `superseded`; 12: a conflict copy is not current (`conflict_of`)
 SUMMARY_CHARS = 400
 MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes they fill
 # Text fields searched by a query, with their BM25F field boosts.
@@ -131,6 +131,7 @@ def row(note: Note) -> dict[str, Any]:
         "private": note.private,
         "source": note.source,
         "superseded": superseded(note),
+        "conflict_of": conflict_of(note),
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),
@@ -139,9 +140,17 @@ def row(note: Note) -> dict[str, Any]:
 
 
 def superseded(note: Note) -> bool:
-    """A newer note states this note's fact anew (`superseded_by` in its front matter)."""
+    """The note is not current: a newer note states its fact anew (`superseded_by` in its
+    front matter), or it is a conflict copy (another machine's text of a note, until the
+    person keeps one side). Left out of what reaches an agent, ranked below the rest."""
     value = note.meta.get("superseded_by")
-    return bool(value) and not isinstance(value, bool)
+    return (bool(value) and not isinstance(value, bool)) or conflict_of(note) is not None
+
+
+def conflict_of(note: Note) -> str | None:
+    """The note a conflict copy holds another machine's text of (`conflict_of`)."""
+    value = note.meta.get("conflict_of")
+    return value if isinstance(value, str) and value else None
 
 
 def slot_terms(note: Note, current: str) -> str:

@@ -1,6 +1,8 @@
 """Three-way merges of the vault's files, bytes in and bytes out (the merge drivers' work).
 
-- note: counters merged by `domain.sync.merge.merge_counters` and written with the front
+- note: tags, aliases and vb's scalar keys both sides changed merged by rule
+  (`domain.sync.merge.merge_keys`) and written into all three versions; counters merged
+  by `domain.sync.merge.merge_counters` and written with the front
   matter editor where `counter_places` says (a key the ancestor has into all three
   versions, so those lines agree; a key it lacks into ours only, so it is written once and
   never clashes), then the rest merged line by line by `git merge-file`. Lines both sides
@@ -17,6 +19,7 @@ file as conflicted, never half-merged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync.merge import (
     merge_items,
+    merge_keys,
     merge_records,
     merge_tasks,
 )
@@ -91,6 +95,10 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> 
     texts = place_counters([p.meta for p in parsed], write)
     if texts is None:
         return _lines_or_copy(base, ours, theirs)
+    keys, drop = merge_keys(*(p.meta for p in parsed))
+    if keys or drop:  # the same values in all three: those lines never clash
+        with contextlib.suppress(VaultBrainError):  # (else the line merge decides)
+            texts = [edit_front_matter(t, keys, drop, where=where) for t in texts]
     done = trivial(*texts)
     if done is not None:
         return Merged(done)

@@ -21,6 +21,8 @@ import re
 
 from vault_brain.domain.sync.counters import (
     COUNTER_KEYS,
+    LATEST_SIDE_KEYS,
+    LIST_KEYS,
     anchor_new_keys,
     counter_places,
     merge_counters,
@@ -283,6 +285,10 @@ def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     if fronts[0] is None or fronts[1] is None or fronts[2] is None:
         return None
     sides = [f for f in fronts if f is not None]
+    for key in (*LIST_KEYS, *LATEST_SIDE_KEYS):
+        b, o, t = (_block(f, key) for f in sides)
+        if o != t and o != b and t != b:
+            return None  # both sides changed it: merged by rule in merge_note
     texts = place_counters(
         [f.counters for f in sides], lambda i, values, drop: _set(sides[i], values, drop)
     )
@@ -298,6 +304,20 @@ def merge_note_light(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     if merged is None or read(merged) is None:
         return None  # a conflict copy, a failure or an unusual result: merge_note decides
     return merged
+
+
+def _block(front: Front, key: str) -> str:
+    """The lines of `key` in the front matter (its `key:` line and its `- item` lines)."""
+    out: list[str] = []
+    inside = False
+    for line in front.lines or ():
+        if line.startswith(key + ":"):
+            inside = True
+        elif not (inside and _ITEM.match(line)):
+            inside = False
+        if inside:
+            out.append(line)
+    return "".join(out)
 
 
 def replace_file(path: str, data: bytes) -> None:
