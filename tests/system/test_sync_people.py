@@ -65,7 +65,7 @@ def clash(remote: Path, as_machine: Any, cli: Any) -> tuple[Path, Path, str]:
 def test_a_conflict_copy_is_named_after_the_machine_whose_text_it_holds(
     remote: Path, as_machine: Any, cli: Any
 ) -> None:
-    a, b, copy = clash(remote, as_machine, cli)
+    _a, b, copy = clash(remote, as_machine, cli)
     assert copy == f"entities/projects/topic-3 (conflict a {TODAY}).md"
     text = (b / copy).read_text()
     assert "Line four as a wrote it" in text and "as b wrote it" not in text
@@ -107,7 +107,7 @@ def test_tags_both_machines_changed_merge_as_a_union_without_a_copy(
 def test_a_copy_reaches_no_agent_and_is_listed_by_vb_conflicts(
     remote: Path, as_machine: Any, cli: Any
 ) -> None:
-    a, b, copy = clash(remote, as_machine, cli)
+    _a, b, copy = clash(remote, as_machine, cli)
     api = MemoryAPI.open(b)
     agent = api.search("four", k=10, filters=Filters(current_only=True)).results
     assert copy not in [hit.path for hit in agent] and TOPIC in [hit.path for hit in agent]
@@ -119,10 +119,8 @@ def test_a_copy_reaches_no_agent_and_is_listed_by_vb_conflicts(
     assert "(conflict " not in memory
 
 
-def test_a_copy_a_person_retrieved_earns_no_credit(
-    remote: Path, as_machine: Any, cli: Any
-) -> None:
-    a, b, copy = clash(remote, as_machine, cli)
+def test_a_copy_a_person_retrieved_earns_no_credit(remote: Path, as_machine: Any, cli: Any) -> None:
+    _a, b, copy = clash(remote, as_machine, cli)
     before = (b / copy).read_bytes()
     person = MemoryAPI.open(b, session="p1")
     found = [hit.path for hit in person.search("four", k=10).results]
@@ -179,13 +177,12 @@ def test_keep_mine_archives_the_copy_and_merge_puts_both_texts_in_the_note(
     assert res.exit_code == 0, res.stderr
     body = parse_text((b / TOPIC).read_bytes()).body
     assert "Line seven as b wrote it" in body and "Line seven as a wrote it" in body
-    assert "## This machine's text (b)" in body and f"## a's text (conflict copy of {TODAY})" in body
+    assert "## This machine's text (b)" in body
+    assert f"## a's text (conflict copy of {TODAY})" in body
     assert not (b / second[0]).exists()
 
 
-def test_keep_with_a_note_that_has_no_copy_says_so(
-    remote: Path, as_machine: Any, cli: Any
-) -> None:
+def test_keep_with_a_note_that_has_no_copy_says_so(remote: Path, as_machine: Any, cli: Any) -> None:
     a = remote.parent / "a"
     res = as_machine(a, "conflicts", "keep", "theirs", TOPIC)
     assert res.exit_code != 0 and "has no conflict copy" in res.stderr
