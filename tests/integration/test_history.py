@@ -248,6 +248,45 @@ def test_history_of_a_vault_without_git_is_one_line_with_a_hint(
     assert missing.exit_code != 0 and "no note with id 'nobody'" in missing.stderr
 
 
+def test_a_merge_made_by_hand_that_kept_the_second_parents_text(
+    tmp_path: Path, git_env: dict[str, str], cli: Any
+) -> None:
+    """A merge with git alone (no `Machine:` trailers) that took theirs: listed, its sides
+    named by commit, the first parent's text replaced."""
+    root = tmp_path / "v"
+    assert cli("init", str(root)).exit_code == 0
+    git("branch", "-M", "main", cwd=root)
+    MemoryAPI.open(root).add("entity", "Ada", BODY, category="people")
+    note = "entities/people/ada.md"
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "Ada", cwd=root)
+    git("checkout", "-qb", "side", cwd=root)
+    edit(root / note, "She likes tea.", "She likes coffee.")
+    git("commit", "-qam", "coffee", cwd=root)
+    git("checkout", "-q", "main", cwd=root)
+    edit(root / note, "She likes tea.", "She likes water.")
+    git("commit", "-qam", "water", cwd=root)
+    ours = git("rev-parse", "HEAD", cwd=root).strip()
+    theirs = git("rev-parse", "side", cwd=root).strip()
+    git("merge", "-q", "-s", "ours", "--no-commit", "side", cwd=root)
+    git("checkout", "side", "--", note, cwd=root)
+    git("commit", "-qam", "take coffee", cwd=root)
+    doc = history(cli, root, ADA, "--patch")
+    merge = doc["entries"][0]
+    assert merge["subject"] == "take coffee" and merge["operations"] == ["merge"]
+    assert [(s["commit"], s["machine"], s["kept"]) for s in merge["sides"]] == [
+        (ours, None, False),
+        (theirs, None, True),
+    ]
+    assert merge["details"] == [
+        "merged (no Machine: trailer)",
+        f"replaced the text of {ours[:10]} (water)",
+        f"kept the text of {theirs[:10]} (coffee)",
+    ]
+    assert "\n-She likes water.\n+She likes coffee.\n" in merge["patch"]
+    assert sorted(e["subject"] for e in doc["entries"][1:]) == ["Ada", "coffee", "water"]
+
+
 # --------------------------------------------------------------------------- pure parts
 
 

@@ -307,10 +307,11 @@ class _Reader:
     def rel(self, path: str) -> str:
         return path.removeprefix(self.prefix)
 
-    def whose(self, commit: str) -> str:
-        """Whose text a commit holds: "laptop's", or "commit 3f2a9c1e4b's" without a trailer."""
+    def text_of(self, commit: str) -> str:
+        """Whose text a commit holds: "laptop's text" (its `Machine:` trailer), or "the text
+        of 3f2a9c1e4b" for a commit made without vb."""
         machine = read_trailers(self.message(commit)).machine
-        return f"{machine}'s" if machine else f"commit {commit[:10]}'s"
+        return f"{machine}'s text" if machine else f"the text of {commit[:10]}"
 
 
 @dataclass
@@ -384,9 +385,9 @@ def _entry(
                 continue
             verb = "kept" if side.kept else "replaced"
             subject = reader.message(side.commit).partition("\n")[0]
-            details.append(
-                f"{verb} {reader.whose(side.commit)} text ({side.commit[:10]} {subject})"
-            )
+            label = reader.text_of(side.commit)
+            sha = "" if label.endswith(side.commit[:10]) else f"{side.commit[:10]} "
+            details.append(f"{verb} {label} ({sha}{subject})")
         copies = _copies(reader, c, sides)
         if copies:
             operations.append("conflict copy")
@@ -435,7 +436,7 @@ def _patch(reader: _Reader, c: hg.FileCommit, sides: list[_Side]) -> str:
         old_path = reader.rel(side.path) if side.blob else None
         diff = unified(reader.text(side.blob), reader.text(c.new_blob), old_path, new_path)
         if len(replaced) > 1 and len({s.blob for s in replaced}) > 1:
-            diff = f"against {reader.whose(side.commit)} text ({side.commit[:10]})\n" + diff
+            diff = f"against {reader.text_of(side.commit)} ({side.commit[:10]})\n" + diff
         parts.append(diff)
     return "".join(parts)
 
@@ -449,10 +450,10 @@ def _copies(reader: _Reader, c: hg.FileCommit, sides: list[_Side]) -> list[str]:
     for note, copy in read_trailers(c.message).copies:
         if note in here:
             holder = _holder(reader, c, note, hg.blob_at(reader.repo, c.sha, copy))
-            out.append(f"conflict copy {reader.rel(copy)} holds {holder} text")
+            out.append(f"conflict copy {reader.rel(copy)} holds {holder}")
         elif copy in here:
             holder = _holder(reader, c, note, c.new_blob)
-            out.append(f"conflict copy of {reader.rel(note)}: holds {holder} text")
+            out.append(f"conflict copy of {reader.rel(note)}: holds {holder}")
     return out
 
 
@@ -463,10 +464,10 @@ def _holder(reader: _Reader, c: hg.FileCommit, note: str, copy_blob: str | None)
     versions = [(p, hg.blob_at(reader.repo, p, note)) for p in c.parents]
     for parent, blob in versions:
         if blob is not None and reader.note(blob)[1].strip() == body:
-            return reader.whose(parent)
+            return reader.text_of(parent)
     merged = hg.blob_at(reader.repo, c.sha, note)
     replaced = [p for p, blob in versions if blob != merged]
-    return reader.whose(replaced[0]) if len(replaced) == 1 else "another machine's"
+    return reader.text_of(replaced[0]) if len(replaced) == 1 else "another side's text"
 
 
 # --------------------------------------------------------------------------- log
