@@ -95,12 +95,14 @@ class HistoryEntry(Result):
     path: str
     """Where the note was after this change (vault-relative)."""
     status: str
-    """added, modified, renamed or deleted."""
+    """added, modified, renamed, copied (a new file git found like another) or deleted."""
     subject: str
     """The commit message's first line."""
     renamed_from: str | None = None
     details: list[str] = field(default_factory=list)
-    """What the log records say (e.g. the session a flush came from, the feedback signal)."""
+    """What the log records say (e.g. the session a flush came from, the feedback signal);
+    for a merge, the machine it was made on, whose text it kept or replaced, and the
+    conflict copy it wrote (naming the machine whose text the copy holds)."""
     keys: list[KeyChange] = field(default_factory=list)
     lines_added: int = 0
     lines_removed: int = 0
@@ -388,7 +390,7 @@ def _entry(
             label = reader.text_of(side.commit)
             sha = "" if label.endswith(side.commit[:10]) else f"{side.commit[:10]} "
             details.append(f"{verb} {label} ({sha}{subject})")
-        copies = _copies(reader, c, sides)
+        copies = _copies(reader, c)
         if copies:
             operations.append("conflict copy")
             details += copies
@@ -441,7 +443,7 @@ def _patch(reader: _Reader, c: hg.FileCommit, sides: list[_Side]) -> str:
     return "".join(parts)
 
 
-def _copies(reader: _Reader, c: hg.FileCommit, sides: list[_Side]) -> list[str]:
+def _copies(reader: _Reader, c: hg.FileCommit) -> list[str]:
     """What a merge's `Conflict-copy:` trailers say about this file: the copy it wrote of
     the note, or (for a copy) the note it was written from; with the machine whose text
     the copy holds."""
