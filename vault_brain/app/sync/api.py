@@ -62,8 +62,9 @@ class GitOps(ApiPart):
         with self._use() as vault:
             return keep(vault, side, ref)
 
-    def history(self, ref: str) -> HistoryResult:
-        """Every change to one memory, from git (see `app.sync.history`)."""
+    def history(self, ref: str, patch: bool = False) -> HistoryResult:
+        """Every change to one memory, from git (see `app.sync.history`); with `patch`, the
+        text of each change as a unified diff."""
         from vault_brain.app.sync.history import history  # lazy: start-up (GitPython)
 
         with self._use("skip") as vault:
@@ -76,7 +77,7 @@ class GitOps(ApiPart):
                 if not self._may_read(note.scope, note.private):
                     raise unknown_note(ref, rel)
                 ref = rel
-            return history(vault, ref)
+            return history(vault, ref, patch)
 
     def log(self, limit: int | None = None) -> LogResult:
         """The vault's commits, newest first, with the memory operations each recorded."""

@@ -1,11 +1,15 @@
-"""What one change to a note was: which front matter keys changed, how many body lines, and
-which operation made it (pure: the git and log reading is in `storage.git.history`).
+"""What one change to a note was: which front matter keys changed, how many body lines, the
+text (a unified diff), and which operations made it (pure: the git and log reading is in
+`storage.git.history`).
 
-The operation comes from vb's audit logs when the commit added a record about the note
-(`logs/lifecycle.jsonl`: flush, promote, consolidate, prune; `logs/credit.jsonl`:
-feedback); otherwise from the change itself: a merge commit brought it from another
-machine, a move into or out of archive/ is an archive or a restore, counters alone are a
-retrieval, a change to `updated` is vb's own edit (add, update), anything else a hand edit.
+A commit may hold several operations, and each is listed. First those vb's audit logs name,
+when the commit added a record about the note (`logs/lifecycle.jsonl`: flush, promote,
+consolidate, prune; `logs/credit.jsonl`: feedback). A lifecycle record accounts for the
+whole change; feedback only for `credit`, so whatever else changed is named from the change
+itself, as a change without a record is: a merge commit brought it from another machine, a
+move into or out of archive/ is an archive or a restore, the access counters are a
+retrieval, `credit` without a record is feedback, a change to `updated` is vb's own edit
+(add, update), and any other key or body change a hand edit.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COUNTERS = frozenset({"access_count", "last_accessed"})
+FEEDBACK_KEYS = frozenset({"credit"})
+"""What a logged feedback changes in a note (`app.memory.credit`)."""
 ARCHIVE_KEYS = frozenset({"archived", "archive_reason", "archived_from"})
 
 
@@ -99,28 +105,65 @@ def classify(
     status: str,
     moved: tuple[str, str] | None,
     keys: list[KeyDiff],
-) -> str:
-    """The operation that made a change (see the module's docstring)."""
-    if logged:
-        return ", ".join(dict.fromkeys(item.operation for item in logged))
+    body_changed: bool = False,
+) -> list[str]:
+    """The operations that made a change, logged ones first (see the module's docstring)."""
+    found = list(dict.fromkeys(item.operation for item in logged))
     if merge:
-        return "merge"
-    names = {k.key for k in keys}
+        return [*found, "merge"]
+    if any(op != "feedback" for op in found):
+        return found
+    explained = FEEDBACK_KEYS if found else frozenset()
+    names = {k.key for k in keys} - explained
+    for op in _derived(status, moved, names, body_changed):
+        if op not in found:
+            found.append(op)
+    return found or ["hand edit"]
+
+
+def _derived(
+    status: str, moved: tuple[str, str] | None, names: set[str], body_changed: bool
+) -> list[str]:
+    """The operations a change shows by itself (`names`: the keys no log record explains)."""
     if moved is not None:
         old, new = moved
         if new.startswith("archive/") and not old.startswith("archive/"):
-            return "archive"
+            return ["archive"]
         if old.startswith("archive/") and not new.startswith("archive/"):
-            return "restore"
-        return "rename"
+            return ["restore"]
+        return ["rename"]
     if status == "A":
-        return "created"
+        return ["created"]
     if status == "D":
-        return "deleted"
-    if names and names <= COUNTERS:
-        return "retrieval"
-    if "credit" in names:
-        return "feedback"
-    if "updated" in names:
-        return "vb edit"
-    return "hand edit"
+        return ["deleted"]
+    found = ["retrieval"] if names & COUNTERS else []
+    rest = names - COUNTERS
+    if "credit" in rest:
+        found.append("feedback")
+    rest -= FEEDBACK_KEYS
+    if "updated" in rest:
+        found.append("vb edit")
+    elif rest or body_changed:
+        found.append("hand edit")
+    return found
+
+
+def unified(old: str, new: str, old_path: str | None, new_path: str | None) -> str:
+    """A unified diff of a note's whole text (front matter and body) from `old` to `new`;
+    a path of None is a file that did not exist (/dev/null)."""
+    lines = difflib.unified_diff(
+        _lines(old),
+        _lines(new),
+        fromfile=f"a/{old_path}" if old_path else "/dev/null",
+        tofile=f"b/{new_path}" if new_path else "/dev/null",
+    )
+    out: list[str] = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines, each with its newline (split on newlines only, as git does)."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])

@@ -12,7 +12,7 @@ from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
 
 if TYPE_CHECKING:
-    from vault_brain.app.sync.history import HistoryResult, LogResult
+    from vault_brain.app.sync.history import HistoryResult, LogEntry, LogResult
 
 
 def _value(value: Any) -> str:
@@ -25,7 +25,8 @@ def render_history(result: HistoryResult) -> str:
     for e in result.entries:
         where = f"{e.renamed_from} -> {e.path}" if e.renamed_from else e.path
         body = f"+{e.lines_added} -{e.lines_removed} lines"
-        lines.append(f"\n{e.when}  {e.commit[:10]}  {e.operation}  ({body}; {e.status} {where})")
+        operations = ", ".join(e.operations)
+        lines.append(f"\n{e.when}  {e.commit[:10]}  {operations}  ({body}; {e.status} {where})")
         lines.append(f"    {e.subject}")
         lines += [f"    {detail}" for detail in e.details]
         for k in e.keys:
@@ -35,6 +36,8 @@ def render_history(result: HistoryResult) -> str:
                 lines.append(
                     f"    {k.key}: {k.change} {_value(k.new if k.new is not None else k.old)}"
                 )
+        if e.patch:
+            lines += ["", *(f"    {line}" for line in e.patch.splitlines())]
     return "\n".join(lines)
 
 
@@ -45,8 +48,7 @@ def render_log(result: LogResult, oneline: bool) -> str:
         (
             e.when,
             e.commit[:10],
-            ", ".join(f"{op} {n}" for op, n in sorted(e.operations.items()))
-            or ("merge" if e.merge else "-"),
+            _operations(e),
             e.notes,
             e.subject,
         )
@@ -55,18 +57,34 @@ def render_log(result: LogResult, oneline: bool) -> str:
     return table(["when", "commit", "operations", "notes", "message"], rows)
 
 
+def _operations(e: LogEntry) -> str:
+    parts = [f"{op} {n}" for op, n in sorted(e.operations.items())]
+    if e.merge:
+        parts.insert(0, "merge")
+    if e.conflict_copies:
+        n = len(e.conflict_copies)
+        parts.append(f"{n} conflict {'copy' if n == 1 else 'copies'}")
+    return ", ".join(parts) or "-"
+
+
 @app.command()
 def history(
     ref: Annotated[str, typer.Argument(help="Note id or vault-relative path.", show_default=False)],
+    patch: Annotated[
+        bool,
+        typer.Option("--patch", help="Show the text of each change (a unified diff of the note)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Every change to one memory, from git, newest first.
 
-    Follows the note across renames and archiving. Each change shows when, the commit,
-    the operation (feedback, flush, promote, consolidate, prune, merge from another
-    machine, archive, restore, hand edit, ...), the front matter keys that changed and
-    the body lines added and removed."""
-    result = open_api().history(ref)
+    Follows the note across renames and archiving, on every side of a merge (the same
+    history on every machine after `vb sync`). Each change shows when, the commit, every
+    operation in it (feedback, flush, promote, consolidate, prune, merge, conflict copy,
+    archive, restore, retrieval, vb edit, hand edit, ...), the front matter keys that
+    changed and the body lines added and removed; a merge, whose text it kept and whose
+    it replaced, and the conflict copy it wrote. `--patch` adds the text of each change."""
+    result = open_api().history(ref, patch)
     emit(result, as_json, render_history(result))
 
 
@@ -90,6 +108,7 @@ def log_(
     """The vault's commits and memory operations, newest first.
 
     Each commit with the operations vb's logs recorded in it (feedback, flush, prune, ...)
-    and how many notes it changed; a merge brought changes from another machine."""
+    and how many notes it changed; a merge brought changes from another machine, and names
+    the conflict copies it wrote (counted here, listed in `--json`)."""
     result = open_api().log(limit)
     emit(result, as_json, render_log(result, oneline))
