@@ -157,6 +157,24 @@ def test_keep_theirs_leaves_one_note_with_the_copy_s_text_as_a_commit(
     assert not (a / copy).exists()
 
 
+def test_mine_is_the_text_this_machine_wrote_on_either_machine(
+    remote: Path, as_machine: Any, cli: Any
+) -> None:
+    """On `a`, whose text the copy holds, `keep mine` gives the note a's text."""
+    a, b, copy = clash(remote, as_machine, cli)
+    synced(as_machine, a)
+    listed = as_machine(a, "conflicts").stdout
+    assert f"  a's text, {TODAY}: {copy}" in listed
+    res = as_machine(a, "conflicts", "keep", "mine", TOPIC)
+    assert res.exit_code == 0, res.stderr
+    assert "kept this machine's text" in res.stdout
+    body = parse_text((a / TOPIC).read_bytes()).body
+    assert "Line four as a wrote it" in body and "as b wrote it" not in body
+    synced(as_machine, a)
+    synced(as_machine, b)
+    assert (b / TOPIC).read_bytes() == (a / TOPIC).read_bytes()
+
+
 def test_keep_mine_archives_the_copy_and_merge_puts_both_texts_in_the_note(
     remote: Path, as_machine: Any, cli: Any
 ) -> None:
@@ -177,8 +195,8 @@ def test_keep_mine_archives_the_copy_and_merge_puts_both_texts_in_the_note(
     assert res.exit_code == 0, res.stderr
     body = parse_text((b / TOPIC).read_bytes()).body
     assert "Line seven as b wrote it" in body and "Line seven as a wrote it" in body
-    assert "## This machine's text (b)" in body
-    assert f"## a's text (conflict copy of {TODAY})" in body
+    assert "## The text the note kept" in body
+    assert f"## a's text, from the conflict copy of {TODAY}" in body
     assert not (b / second[0]).exists()
 
 

@@ -5,10 +5,11 @@ another machine had for a note both machines changed on the same lines; the note
 machine's text. Until it is resolved, a copy reaches no agent and earns no credit (the index
 counts it as not current). Each resolution is a commit of its own:
 
-- keep mine: the note stays as it is; the copy is archived.
-- keep theirs: the note's text becomes the copy's, with the note's id, counters, tags and
-  aliases kept (the reads, credit and tags both machines gave were merged into it); the copy
-  is archived.
+- keep mine | theirs: "mine" is the text this machine wrote: the note's on the machine
+  that merged, the copy's on the machine the copy is named after. Keeping the note's text
+  leaves the note as it is; keeping the copy's gives the note the copy's text, with the
+  note's id, counters, tags and aliases kept (the reads, credit and tags both machines gave
+  were merged into it). The copy is archived either way.
 - merge: both texts in the note, one after the other under a heading each, for the person
   to edit into one; the copy is archived.
 """
@@ -116,41 +117,48 @@ def keep(vault: Vault, side: str, ref: str) -> ConflictResolved:
     if side not in SIDES:
         raise UsageError(f"cannot keep {side!r}", hint=f"one of: {', '.join(SIDES)}")
     note, copy = _pair(vault, ref)
+    origin = copy_origin(copy)
+    copy_is_mine = origin is not None and origin[0] == machine_name()
+    take_copy = side == ("mine" if copy_is_mine else "theirs")
     with vault.transaction() as tx:
         note_file, copy_file = note_path(vault.paths, note), note_path(vault.paths, copy)
-        mine, theirs = tx.read(note_file), tx.read(copy_file)
-        if side == "theirs":
-            tx.write(note_file, _theirs_with_note_keys(mine, theirs, note))
+        kept, other = tx.read(note_file), tx.read(copy_file)
+        if take_copy:
+            tx.write(note_file, _copy_with_note_keys(kept, other, note))
         elif side == "merge":
-            tx.write(note_file, _both(mine, theirs, copy))
+            tx.write(note_file, _both(kept, other, copy))
         archived = archive_into(tx, vault.paths, copy, f"conflict resolved: kept {side}")
     vault.refresh([note, copy, archived])
-    what = {"mine": "kept this machine's text", "theirs": "kept the copy's text"}
-    message = f"vb conflicts: {note}: {what.get(side, 'both texts in the note to edit')}"
+    if side == "merge":
+        what = "both texts in the note, to edit into one"
+    else:
+        what = f"kept {'the copy' if take_copy else 'the note'}'s text ({side})"
+    message = f"vb conflicts: {note}: {what}"
     return ConflictResolved(note, copy, side, archived, commit_vault(vault.paths, message))
 
 
-def _theirs_with_note_keys(mine: bytes, theirs: bytes, note: str) -> bytes:
+def _copy_with_note_keys(kept: bytes, copy: bytes, note: str) -> bytes:
     """The copy's text with the note's id, counters, tags and aliases, no `conflict_of`."""
-    meta = parse_text(mine).meta
+    meta = parse_text(kept).meta
     keys = {k: meta[k] for k in KEPT_FROM_NOTE if k in meta}
-    copy_meta = parse_text(theirs).meta
+    copy_meta = parse_text(copy).meta
     drop = ["conflict_of", *(k for k in KEPT_FROM_NOTE if k in copy_meta and k not in meta)]
-    return edit_front_matter(theirs, keys, drop, where=note)
+    return edit_front_matter(copy, keys, drop, where=note)
 
 
-def _both(mine: bytes, theirs: bytes, copy: str) -> bytes:
-    """The note with both bodies, each under a heading naming its machine."""
-    origin = copy_origin(copy)
-    other = f"the text in {copy}"
+def _both(kept: bytes, copy: bytes, copy_rel: str) -> bytes:
+    """The note with both bodies, each under a heading saying whose it is."""
+    origin = copy_origin(copy_rel)
+    other = f"The text in {copy_rel}"
     if origin:
-        other = f"{origin[0]}'s text (conflict copy of {origin[1]})"
+        here = " (this machine)" if origin[0] == machine_name() else ""
+        other = f"{origin[0]}'s text{here}, from the conflict copy of {origin[1]}"
     body = (
         "> [!warning] Two versions of this note\n"
         "> Edit the note into the text you want, then delete this box and both headings.\n\n"
-        f"## This machine's text ({machine_name()})\n\n"
-        f"{parse_text(mine).body.strip()}\n\n"
+        "## The text the note kept\n\n"
+        f"{parse_text(kept).body.strip()}\n\n"
         f"## {other}\n\n"
-        f"{parse_text(theirs).body.strip()}\n"
+        f"{parse_text(copy).body.strip()}\n"
     )
-    return replace_body(mine, body)
+    return replace_body(kept, body)

@@ -33,6 +33,7 @@ from vault_brain.domain.sync.merge import (
     count_changes,
     describe_changes,
     is_note_path,
+    plural,
 )
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard
@@ -132,8 +133,11 @@ class Merger:
             touched = self._resolve(state)
         touched += self._regenerate()
         g.add_paths(self.repo, sorted(set(touched) | set(self.copies)))
-        message = f"{self.label} ({self.machine}): {what}; {len(touched)} files merged by vb" + (
-            f", {len(self.copies)} conflict copies" if self.copies else ""
+        files = f"{len(touched)} {plural(len(touched), 'file')}"
+        message = f"{self.label} ({self.machine}): {what}; {files} merged by vb" + (
+            f", {len(self.copies)} {plural(len(self.copies), 'conflict copy')}"
+            if self.copies
+            else ""
         )
         sha = g.commit(self.repo, message, self.identity, self.machine, self.copy_of)
         self.merges += 1

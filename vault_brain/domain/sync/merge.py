@@ -370,16 +370,23 @@ def count_changes(entries: Sequence[tuple[str, str, str | None]]) -> ChangeCount
     return counts
 
 
+def plural(n: int, noun: str) -> str:
+    """`noun` for one, its English plural for any other count (copy: copies)."""
+    if n == 1:
+        return noun
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
 def describe_changes(counts: ChangeCounts) -> str:
     parts = [
-        f"{n} {label}"
-        for n, label in (
-            (counts.added, "notes added"),
-            (counts.changed, "notes changed"),
-            (counts.archived, "notes archived"),
-            (counts.restored, "notes restored"),
-            (counts.transcripts, "transcripts"),
-            (counts.other, "other files"),
+        f"{n} {plural(n, noun)}{what}"
+        for n, noun, what in (
+            (counts.added, "note", " added"),
+            (counts.changed, "note", " changed"),
+            (counts.archived, "note", " archived"),
+            (counts.restored, "note", " restored"),
+            (counts.transcripts, "transcript", ""),
+            (counts.other, "other file", ""),
         )
         if n
     ]

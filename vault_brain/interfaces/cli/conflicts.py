@@ -10,7 +10,7 @@ import typer
 from vault_brain.domain.errors import UsageError
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
-from vault_brain.interfaces.cli.output import emit, table
+from vault_brain.interfaces.cli.output import emit
 
 if TYPE_CHECKING:
     from vault_brain.app.sync.conflicts import ConflictList
@@ -31,10 +31,12 @@ app.add_typer(conflicts_app, name="conflicts")
 def render_list(result: ConflictList) -> str:
     if not result.copies and not result.tasks:
         return "no conflict copies"
-    rows = [(c.note, c.machine or "?", c.day or "?", c.copy) for c in result.copies]
-    lines = [table(["note", "text of", "day", "copy"], rows)] if rows else []
+    lines = []
+    for c in result.copies:  # (paths in full: a person pastes them into `keep`)
+        lines.append(c.note)
+        lines.append(f"  {c.machine or 'another machine'}'s text, {c.day or '?'}: {c.copy}")
     lines += [f"tasks copy: {name} (merge its tasks with `vb tasks`)" for name in result.tasks]
-    if rows:
+    if result.copies:
         lines.append(
             "\nresolve one: vb conflicts keep mine|theirs NOTE, or vb conflicts keep --merge NOTE"
         )
@@ -61,9 +63,9 @@ def keep(
     args: Annotated[
         list[str],
         typer.Argument(
-            help="mine NOTE (the note stays as it is), theirs NOTE (the note takes the copy's "
-            "text, keeping its id, counters, tags and aliases), or NOTE with --merge. NOTE is "
-            "the note or its copy, by id or path.",
+            help="mine NOTE (the text this machine wrote) or theirs NOTE (the other "
+            "machine's), or NOTE with --merge. NOTE is the note or its copy, by id or path. "
+            "The note keeps its id, counters, tags and aliases whichever text it takes.",
             show_default=False,
         ),
     ],
@@ -94,7 +96,7 @@ def keep(
     else:
         side, ref = args
     result = open_api().keep_conflict(side, ref)
-    what = {"mine": "kept this machine's text", "theirs": "kept the copy's text"}.get(
+    what = {"mine": "kept this machine's text", "theirs": "kept the other machine's text"}.get(
         side, "both texts are in the note: edit it into one"
     )
     emit(

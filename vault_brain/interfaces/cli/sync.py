@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vault_brain.domain.sync.merge import plural
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
@@ -37,13 +38,14 @@ def render_sync(result: SyncResult) -> str:
         return "\n".join(lines)
     if result.received:
         notes = result.received_notes
-        changed = f": {len(notes)} notes changed" if notes else ""
+        changed = f": {len(notes)} {plural(len(notes), 'note')} changed" if notes else ""
         lines.append(f"received {_commits(result.received)} from {where}{changed}")
         lines += [f"  {rel}" for rel in notes[:MAX_LISTED]]
         if len(notes) > MAX_LISTED:
             lines.append(f"  ... and {len(notes) - MAX_LISTED} more")
     if result.merged:
-        lines.append(f"merged them: {result.merged_files} files merged by vb")
+        files = f"{result.merged_files} {plural(result.merged_files, 'file')}"
+        lines.append(f"merged them: {files} merged by vb")
     lines += [f"conflict copy: {path} (see `vb conflicts`)" for path in result.conflict_copies]
     if result.pushed:
         lines.append(f"pushed {_commits(result.pushed_commits)} to {where}")
@@ -55,7 +57,7 @@ def render_sync(result: SyncResult) -> str:
 
 
 def _commits(n: int) -> str:
-    return f"{n} commit{'s' if n != 1 else ''}"
+    return f"{n} {plural(n, 'commit')}"
 
 
 @app.command()
