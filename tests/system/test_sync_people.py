@@ -151,6 +151,8 @@ def test_keep_theirs_leaves_one_note_with_the_copy_s_text_as_a_commit(
     assert git("status", "--porcelain", cwd=b) == ""
     assert git("log", "-1", "--format=%s", cwd=b).startswith("vb conflicts: ")
     assert as_machine(b, "conflicts", "--json").json()["copies"] == []
+    latest = as_machine(b, "history", TOPIC, "--json").json()["entries"][0]
+    assert latest["operations"] == ["conflict resolved"]
     synced(as_machine, b)
     synced(as_machine, a)
     assert (a / TOPIC).read_bytes() == (b / TOPIC).read_bytes()

@@ -24,7 +24,7 @@ from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.errors import NotFoundError, UsageError, VaultBrainError
 from vault_brain.domain.notes.model import Filters
 from vault_brain.domain.sync.counters import COUNTER_KEYS, LIST_KEYS
-from vault_brain.domain.sync.merge import copy_origin, is_conflict_copy
+from vault_brain.domain.sync.merge import RESOLVED_SUBJECT, copy_origin, is_conflict_copy
 from vault_brain.storage.files import note_path
 from vault_brain.storage.git.repo import commit_vault, machine_name
 from vault_brain.storage.notes.frontmatter import parse_text
@@ -133,7 +133,7 @@ def keep(vault: Vault, side: str, ref: str) -> ConflictResolved:
         what = "both texts in the note, to edit into one"
     else:
         what = f"kept {'the copy' if take_copy else 'the note'}'s text ({side})"
-    message = f"vb conflicts: {note}: {what}"
+    message = f"{RESOLVED_SUBJECT}{note}: {what}"
     return ConflictResolved(note, copy, side, archived, commit_vault(vault.paths, message))
 
 

@@ -30,7 +30,12 @@ from typing import Any
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.errors import NotFoundError, VaultBrainError
-from vault_brain.domain.sync.merge import is_conflict_copy, is_note_path, read_trailers
+from vault_brain.domain.sync.merge import (
+    RESOLVED_SUBJECT,
+    is_conflict_copy,
+    is_note_path,
+    read_trailers,
+)
 from vault_brain.domain.text import json_safe
 from vault_brain.domain.views.history import (
     KeyDiff,
@@ -362,6 +367,9 @@ def _entry(
     keys: list[KeyDiff] = diff_meta(old_meta, new_meta)
     added, removed = diff_body(old_body, new_body)
     logged: list[Logged] = _read_records(logs.get(c.sha, []), note_id, paths)
+    if c.subject.startswith(RESOLVED_SUBJECT):  # (`vb conflicts keep`: no log record)
+        how = c.subject.removeprefix(RESOLVED_SUBJECT).partition(": ")[2]
+        logged.insert(0, Logged("conflict resolved", how))
     path = reader.rel(c.path)
     old = reader.rel(c.old_path) if c.old_path else None
     copied = old if c.status == "C" else None  # a new file git found like another

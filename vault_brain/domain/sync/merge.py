@@ -37,6 +37,7 @@ from vault_brain.domain.sync.counters import SUM_KEYS as SUM_KEYS
 from vault_brain.domain.sync.counters import merge_counters as merge_counters
 
 CONFLICT_MARK = " (conflict "
+RESOLVED_SUBJECT = "vb conflicts: "  # how the commit of a resolved conflict copy begins
 _UNSAFE_MACHINE = re.compile(r"[^A-Za-z0-9._-]+")
 _AUTO_ID = re.compile(r"t([1-9][0-9]*)")
 _COPY_NAME = re.compile(
