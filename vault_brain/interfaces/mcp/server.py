@@ -208,9 +208,9 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
 
     def memory_history(id: NoteRef) -> HistoryResult:
         """Every change to one memory from the vault's git history, newest first (also
-        across renames and archiving): when, the commit, the operation (feedback, flush,
-        promote, merge from another machine, hand edit, ...), the front matter keys that
-        changed and the body lines added and removed."""
+        across renames and archiving): when, the commit, every operation it did (feedback,
+        flush, promote, merge from another machine, conflict copy, hand edit, ...), the
+        front matter keys that changed and the body lines added and removed."""
         with _as_tool_errors():
             return api.history(id)
 
