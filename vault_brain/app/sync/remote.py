@@ -366,7 +366,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
             if to_push == 0:
                 pending = None
                 break
-            say(f"pushing {to_push} commits to {remote}")
+            say(f"pushing {to_push} {plural(to_push, 'commit')} to {remote}")
             outcome = g.push(repo, remote, s.branch)
             if outcome.ok:
                 pushed, pending, pushed_commits = True, None, to_push
@@ -382,7 +382,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
             hint="run `vb sync` again to finish it (nothing is lost); "
             "`vb --debug sync` shows the git command",
         ) from None
-    if s.merges or s.received:
+    if s.merges:  # (a fast-forward reconciled when it moved)
         vault.reconcile(force=True)
     ref = None if local else g.remote_ref(repo, remote, s.branch)
     ahead, behind = g.ahead_behind(repo, ref) if ref else (0, 0)
