@@ -251,7 +251,7 @@ def test_session_end_records_the_transcript_and_commits_the_vault(
 def test_session_end_commits_only_when_the_policy_says_so(vault: Path, transcript: Path) -> None:
     strategy = vault / "STRATEGY.md"
     strategy.write_text(
-        strategy.read_text().replace("# commit_on: [session, lifecycle]", "commit_on: []")
+        strategy.read_text().replace("# commit_on: [session, lifecycle, command]", "commit_on: []")
     )
     head = git.Repo(vault).head.commit.hexsha
     assert answer(hook(vault, "session-end", payload("session_end", transcript))) == {}
