@@ -260,3 +260,28 @@ def test_a_proxy_conversations_flush_is_committed_with_its_own_message(
         assert len(subjects(vault)) == count
     finally:
         api.close()
+
+
+def test_a_vault_inside_a_larger_repository_commits_only_its_own_paths(
+    tmp_path: Path, cli: Any, git_env: dict[str, str]
+) -> None:
+    """A vault adopted in a folder of a person's repository: a `vb add` commits the vault's
+    paths only; what the person staged outside it stays staged, uncommitted."""
+    top = tmp_path / "project"
+    top.mkdir()
+    git("init", "-q", cwd=top)
+    (top / "README.md").write_text("mine\n")
+    git("add", "README.md", cwd=top)
+    git("commit", "-qm", "start", cwd=top)
+    (top / "README.md").write_text("changed, staged by the person\n")
+    git("add", "README.md", cwd=top)
+    brain = top / "brain"
+    brain.mkdir()
+    assert cli("init", "--adopt", str(brain)).exit_code == 0
+    res = cli("--vault", str(brain), "add", "Ships on Fridays.", "-n", "Release", "-c", "projects")
+    assert res.exit_code == 0, res.stderr
+    assert subjects(top)[0] == "vb add: Release"
+    held = files_of(top)
+    assert "brain/entities/projects/release.md" in held
+    assert all(f.startswith("brain/") for f in held), held
+    assert git("diff", "--cached", "--name-only", cwd=top).split() == ["README.md"]
