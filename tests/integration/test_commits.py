@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import git
 from fake_llm_server import FakeLLMServer
 from fake_llm_server import fake_llm as fake_llm  # the fixture
@@ -185,12 +187,11 @@ class NoContainer:
         return None
 
 
-def test_a_sessions_end_commits_its_flush_and_credits_before_maintenance_commits_its_own(
-    vault: Path, cli: Any, git_env: dict[str, str], fake_llm: FakeLLMServer
-) -> None:
-    """The built-in agent's session (the local Chat Completions server as the model): its
-    transcript, the credit /good gave, the access counters and the flush are one commit with
-    the session's summary; the prune due at its end is a later commit of its own."""
+@pytest.fixture
+def session_runner(vault: Path, cli: Any, git_env: dict[str, str], fake_llm: FakeLLMServer) -> Any:
+    """The built-in agent's session on a vault with one memory and a low-credit note due for
+    pruning (both committed), the local Chat Completions server as the model, scripted for
+    one turn that searches memory and answers."""
     from vault_brain.app.runtime.session import SessionRunner, check_model
     from vault_brain.domain.sessions.records import new_session_id
 
@@ -201,26 +202,42 @@ def test_a_sessions_end_commits_its_flush_and_credits_before_maintenance_commits
     git("commit", "-qm", "set-up", cwd=vault)
     session = new_session_id("session")
     api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), session, source="session")
-    said: list[str] = []
     box: Any = NoContainer()
-    runner = SessionRunner(api, check_model(api), box, session, said.append)
+    said: list[str] = []
     fake_llm.reply_tool_calls(("memory_search", {"query": "quokka survey"}))
     fake_llm.reply_text("It runs on Rottnest Island every March.")
     try:
-        runner.turn("Where does the quokka survey run? I prefer short answers with bullet points.")
-        assert runner.command("/good")
-        report = runner.close("quit")
+        yield SessionRunner(api, check_model(api), box, session, said.append)
     finally:
         api.close()
-    assert report.flushed >= 1 and report.commit.startswith("committed "), (report, said)
+
+
+TURN = "Where does the quokka survey run? I prefer short answers with bullet points."
+SESSION_FILES = {
+    "entities/projects/quokka-survey.md",  # credit from /good, access counters
+    "logs/credit.jsonl",
+}
+
+
+def test_a_sessions_end_commits_its_flush_and_credits_before_maintenance_commits_its_own(
+    vault: Path, session_runner: Any
+) -> None:
+    """Its transcript, the credit /good gave, the access counters and the flush are one
+    commit with the session's summary; the prune due at its end is a later commit of its
+    own."""
+    runner = session_runner
+    session = runner.session
+    runner.turn(TURN)
+    assert runner.command("/good")
+    report = runner.close("quit")
+    assert report.flushed >= 1 and report.commit.startswith("committed "), report
     ours = commit_named(vault, f"vb session {session}: ")
     assert "(1 turn, ended: quit)" in git("log", "-1", "--format=%s", ours, cwd=vault)
     held = files_of(vault, ours)
     assert {
         f"sessions/{session}.jsonl",  # the transcript with its flush record
-        "entities/projects/quokka-survey.md",  # credit from /good, access counters
         "entities/preferences/user.md",  # the flush's fact
-        "logs/credit.jsonl",
+        *SESSION_FILES,
     } <= held, held
     assert not any(f.endswith("low.md") for f in held)
     pruned = commit_named(vault, "vb prune: 1 change")
@@ -232,6 +249,23 @@ def test_a_sessions_end_commits_its_flush_and_credits_before_maintenance_commits
         assert not files_of(vault, sha) & {f"sessions/{session}.jsonl", "logs/credit.jsonl"}
     assert "archive/entities/projects/low.md" in files_of(vault, pruned)
     assert git("status", "--porcelain", cwd=vault) == ""
+
+
+def test_a_compact_mid_session_commits_the_session_so_far_first(
+    vault: Path, session_runner: Any
+) -> None:
+    """/compact prunes now: the session's changes so far are a commit of the session's
+    before the pass's own commit, which holds only what it pruned."""
+    runner = session_runner
+    runner.turn(TURN)
+    assert runner.command("/good")
+    assert runner.command("/compact")
+    before = commit_named(vault, f"vb session {runner.session}: before /compact")
+    assert files_of(vault, before) >= SESSION_FILES
+    assert subjects(vault)[0] == "vb prune: 1 change"
+    assert files_of(vault) & SESSION_FILES == set()
+    runner.close("quit")
+    assert subjects(vault)[0].startswith(f"vb session {runner.session}: ")
 
 
 def test_a_proxy_conversations_flush_is_committed_with_its_own_message(

@@ -166,6 +166,7 @@ class SessionRunner:
         elif name == "/status":
             self.say(self.status())
         elif name == "/compact":
+            self._commit_before_lifecycle("before /compact")
             done = self.api.compact_memory()
             self.say(f"vb: {done.consolidated} episodes consolidated, {done.pruned} notes pruned")
         elif name == "/help":
@@ -297,6 +298,12 @@ class SessionRunner:
     def _commit(self, reason: str) -> str:
         done = self.api.commit(self._summary(reason), "session")
         return done or "not committed (commit_on in STRATEGY.md has no session)"
+
+    def _commit_before_lifecycle(self, why: str) -> None:
+        """The session's changes so far in a commit of its own, before a lifecycle pass that
+        commits (and would take them into its commit)."""
+        if "lifecycle" in self.api.vault.policy.commit_on:
+            self.api.commit(f"vb session {self.session}: {why}", "session")
 
     def _maintain(self) -> None:
         """Due maintenance; its passes commit at `lifecycle`. Without that moment, what they
