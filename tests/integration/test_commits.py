@@ -268,6 +268,23 @@ def test_a_compact_mid_session_commits_the_session_so_far_first(
     assert subjects(vault)[0].startswith(f"vb session {runner.session}: ")
 
 
+def test_without_lifecycle_a_sessions_maintenance_is_a_commit_of_the_sessions(
+    vault: Path, session_runner: Any
+) -> None:
+    """`commit_on: [session]`: the passes at a session's end do not commit; what they changed
+    is a second commit of the session's, after its own."""
+    set_policy(vault, "commit_on: [session]")
+    runner = session_runner
+    runner.turn(TURN)
+    runner.close("quit")
+    after = f"vb session {runner.session}: maintenance after the session"
+    assert subjects(vault)[0] == after
+    assert "archive/entities/projects/low.md" in files_of(vault)
+    assert subjects(vault)[1].startswith(f"vb session {runner.session}: ")
+    assert f"sessions/{runner.session}.jsonl" in files_of(vault, "HEAD~1")
+    assert git("status", "--porcelain", cwd=vault) == ""
+
+
 def test_a_proxy_conversations_flush_is_committed_with_its_own_message(
     vault: Path, git_env: dict[str, str]
 ) -> None:
