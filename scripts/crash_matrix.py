@@ -311,7 +311,7 @@ def _no_commits(root: Path) -> None:
     atomic writes, in child processes whose syscalls vary with the hashes) is left out."""
     strategy = root / "STRATEGY.md"
     text = strategy.read_text(encoding="utf-8")
-    strategy.write_text(text.replace("# commit_on: [session, lifecycle]", "commit_on: []"))
+    strategy.write_text(text.replace("# commit_on: [session, lifecycle, command]", "commit_on: []"))
 
 
 def _sampled(points: list[str], numbers: list[int], every: int, vault_every: int) -> list[int]:

@@ -155,14 +155,15 @@ def test_a_remote_that_stops_ignoring_vb_never_gets_this_machines_state(
     git("add", ".gitignore", cwd=h)
     push(h, "show me your state")
     sync(cli, b)
-    from vault_brain.storage.git.repo import commit_vault
-
     (b / ".vb" / "state-of-this-machine.json").write_text("{}")
     assert (
         cli("--vault", str(b), "add", "-n", "Tea", "-c", "preferences", "Ada drinks tea.").exit_code
         == 0
-    )
-    assert commit_vault(VaultPaths(b), "vb add: tea").startswith("committed")
+    )  # (committed at once, by vb: the .vb/ file stays out)
+    assert git("log", "-1", "--format=%s", cwd=b).strip() == "vb add: Tea"
+    assert git("show", "--name-only", "--format=", "HEAD", cwd=b).split() == [
+        "entities/preferences/tea.md"
+    ]
     assert (
         cli(
             "--vault", str(b), "add", "-n", "Cake", "-c", "preferences", "Ada bakes cake."

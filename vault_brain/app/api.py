@@ -26,7 +26,7 @@ from vault_brain.app.knowledge.api import Knowledge, check_sources
 from vault_brain.app.lifecycle.api import PolicyOps
 from vault_brain.app.memory import notes
 from vault_brain.app.memory.api_part import Keeper, Pending
-from vault_brain.app.memory.commits import commit_at
+from vault_brain.app.memory.commits import commit_write
 from vault_brain.app.memory.grants import Access
 from vault_brain.app.memory.guard import PERSON, admit, for_agent, written_by
 from vault_brain.app.memory.results import (
@@ -81,10 +81,14 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         session: str | None = None,
         source: str = "cli",
         live: bool = False,
+        command: bool = False,
     ) -> None:
         self._vault = vault
         self.session = check_session_id(session) if session is not None else None
         self.source = source
+        self.command = command
+        """A command a person runs at the terminal (the CLI): each of its note writes is
+        committed at the `command` moment (`app.memory.commits`)."""
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
         # set by `confine`: what the caller may do (`domain.policy.grants`)
         self.grant: Grant = FULL
@@ -113,8 +117,9 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         *,
         session: str | None = None,
         source: str = "cli",
+        command: bool = False,
     ) -> MemoryAPI:
-        return cls(Vault.open(path, env), session=session, source=source)
+        return cls(Vault.open(path, env), session=session, source=source, command=command)
 
     @classmethod
     def live(
@@ -137,7 +142,8 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         do not depend on them, `try` for reports that should not wait on another writer,
         `wait` for writes and what reads credit, `lines` for what needs only their lines in
         the transcript: the loop's stages and feedback), and the index reconciled with the
-        files. A write names its `operation`: committed after it when `commit_on` says so."""
+        files. A write names its `operation` (what it did, to which note: "add: Ada"):
+        committed after it when `commit_on` says so (`commits.commit_write`)."""
         if not self.is_live:
             yield self._vault
             self._commit_operation(operation)
@@ -153,7 +159,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
 
     def _commit_operation(self, operation: str | None) -> None:
         if operation is not None:
-            commit_at(self._vault, "operation", f"vb {operation} ({self.source})")
+            commit_write(self._vault, operation, self.source, self.command)
 
     def _reload_if_policy_changed(self) -> None:
         stamp = file_stamp(self._vault.paths.strategy)
@@ -233,7 +239,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         self.grant.check_write(scope or GLOBAL)
         if self.agent is not None:
             self.agent.check_write(scope or GLOBAL)
-        with self._use(operation=f"add {name}") as vault:
+        with self._use(operation=f"add: {name}") as vault:
             warnings = admit(
                 vault,
                 content,
@@ -283,7 +289,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         *,
         allow_secret: bool = False,
     ) -> NoteResult:
-        with self._use(operation=f"update {ref}") as vault:
+        with self._use(operation=f"update: {ref}") as vault:
             rel = self._memory_rel(vault, ref)
             self._check_write(vault, rel, ref)
             warnings = []
@@ -299,14 +305,14 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         return NoteResult(NoteView.of(note), warnings)
 
     def archive(self, ref: str, reason: str) -> MoveResult:
-        with self._use(operation=f"delete {ref}") as vault:
+        with self._use(operation=f"delete: {ref}") as vault:
             rel = self._memory_rel(vault, ref)
             self._check_write(vault, rel, ref)
             note, was = notes.archive(vault, rel, reason)
         return MoveResult(note.id, note.path, was, archived=True)
 
     def restore(self, ref: str) -> MoveResult:
-        with self._use(operation=f"restore {ref}") as vault:
+        with self._use(operation=f"restore: {ref}") as vault:
             note, was = notes.restore(vault, ref)
         return MoveResult(note.id, note.path, was, archived=False)
 
@@ -378,7 +384,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
             raise VaultBrainError(
                 "feedback needs the session whose last turn it judges", hint="pass --session ID"
             )
-        with self._use("lines", operation=f"feedback {signal}") as vault:
+        with self._use("lines", operation=f"feedback {signal}: {session}") as vault:
             from vault_brain.app.memory.credit import apply_feedback  # lazy: start-up
 
             return apply_feedback(vault, session, signal)

@@ -46,14 +46,22 @@ class CaptureSpec:
 
 
 def capture(api: Any, session: str) -> str | None:
-    """Flush a conversation into memories, then roll its summary (each failure logged);
-    returns the summary's query text, or None. `api` is a `ProxyAPI`."""
+    """Flush a conversation into memories, roll its summary (each failure logged), then
+    commit what it wrote (`ProxyAPI.commit_capture`); returns the summary's query text, or
+    None. `api` is a `ProxyAPI`."""
+    written = 0
     try:
-        api.flush(session)
+        written = len(api.flush(session).plan.actions)
     except VaultBrainError as exc:
         log.warning("flush of %s failed: %s", session, exc.one_line())
     except Exception:
         log.exception("flush of %s failed (internal error)", session)
+    summary = _summary(api, session)
+    api.commit_capture(session, written)  # (never raises: a git problem is its answer)
+    return summary
+
+
+def _summary(api: Any, session: str) -> str | None:
     try:
         summary: str | None = api.roll_summary(session)
     except VaultBrainError as exc:

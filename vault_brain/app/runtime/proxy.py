@@ -388,6 +388,15 @@ class ProxyAPI(MemoryAPI):
         with self._use() as vault:
             return record_access(vault, accessed)
 
+    def commit_capture(self, session: str, written: int) -> str | None:
+        """A conversation's capture (its flush, then its rolling summary) that wrote notes,
+        committed with its own message when `commit_on` has `session` (a conversation through
+        the proxy is a session); what happened (`commit`), or None."""
+        if not written:
+            return None
+        notes = f"{written} note{'s' if written != 1 else ''}"
+        return self.commit(f"vb serve: conversation {session} flushed: {notes}", "session")
+
     def roll_summary(self, session: str) -> str | None:
         with self._use() as vault:
             return roll_summary(vault, session, vault.llm())

@@ -13,8 +13,9 @@ are the host's.
 
 After (on /quit, end of input, timeout, Ctrl-C, a model that keeps failing, or a container
 that stopped, alike): the outcome signal (task_completed when the agent answered,
-session_abandoned when it never did), a flush, due maintenance, one commit with a one-line
-summary, and the container removed.
+session_abandoned when it never did), a flush, the session's commit with a one-line summary
+(its writes, credits, access counters and flush, before maintenance, whose passes commit on
+their own), due maintenance, and the container removed.
 """
 
 from __future__ import annotations
@@ -165,6 +166,7 @@ class SessionRunner:
         elif name == "/status":
             self.say(self.status())
         elif name == "/compact":
+            self._commit_before_lifecycle("before /compact")
             done = self.api.compact_memory()
             self.say(f"vb: {done.consolidated} episodes consolidated, {done.pruned} notes pruned")
         elif name == "/help":
@@ -269,15 +271,17 @@ class SessionRunner:
 
     # -- the end -------------------------------------------------------------------------
     def close(self, reason: str) -> SessionReport:
-        """Outcome signal, flush, due maintenance, one commit, the container removed: each
-        step runs even when an earlier one failed (and says so)."""
+        """Outcome signal, flush, the session's commit, due maintenance, the container
+        removed: each step runs even when an earlier one failed (and says so). The session's
+        own changes are committed before maintenance: a lifecycle pass commits everything
+        pending, and would take them into its own commit ("vb promote: 2 changes")."""
         report = SessionReport(self.session, reason, self.turns, self.answered)
         report.overheads = self.overheads
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("outcome", self._outcome),
             ("flush", lambda: setattr(report, "flushed", self._flush())),
-            ("maintenance", self.api.maintain),
             ("commit", lambda: setattr(report, "commit", self._commit(reason))),
+            ("maintenance", self._maintain),
         ]
         if not isinstance(self.gone, DockerGone):  # else Docker is away: the next start does it
             steps.append(("container", self.sandbox.remove))
@@ -294,6 +298,20 @@ class SessionRunner:
     def _commit(self, reason: str) -> str:
         done = self.api.commit(self._summary(reason), "session")
         return done or "not committed (commit_on in STRATEGY.md has no session)"
+
+    def _commit_before_lifecycle(self, why: str) -> None:
+        """The session's changes so far in a commit of its own, before a lifecycle pass that
+        commits (and would take them into its commit)."""
+        if "lifecycle" in self.api.vault.policy.commit_on:
+            self.api.commit(f"vb session {self.session}: {why}", "session")
+
+    def _maintain(self) -> None:
+        """Due maintenance; its passes commit at `lifecycle`. Without that moment, what they
+        changed goes into a commit of the session's (as it did when the session committed
+        last)."""
+        self.api.maintain()
+        if "lifecycle" not in self.api.vault.policy.commit_on:
+            self.api.commit(f"vb session {self.session}: maintenance after the session", "session")
 
     def _outcome(self) -> None:
         if not self.turns:

@@ -75,7 +75,7 @@ class SessionsAndTasks(ApiPart):
     def flush(self, session: str, dry_run: bool = False) -> FlushResult:
         from vault_brain.app.sessions.flush import flush  # lazy: start-up
 
-        with self._use(operation=None if dry_run else f"flush {session}") as vault:
+        with self._use(operation=None if dry_run else f"flush: {session}") as vault:
             return flush(vault, session, dry_run=dry_run, llm=vault.llm())
 
     def compact_session(

@@ -33,12 +33,14 @@ class GitOps(ApiPart):
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
         """Commit the vault's changes with git; returns what happened (never raises). At a
-        `moment` (session, lifecycle) only when `commit_on` names it (else None)."""
-        if moment is not None:
-            return commit_at(self._vault, moment, message)
-        from vault_brain.storage.git.repo import commit_vault  # lazy: start-up
+        `moment` (session, lifecycle) only when `commit_on` names it (else None). A live
+        API records the retrievals still pending first: their access counters are in it."""
+        with self._use() as vault:
+            if moment is not None:
+                return commit_at(vault, moment, message)
+            from vault_brain.storage.git.repo import commit_vault  # lazy: start-up
 
-        return commit_vault(self._vault.paths, message)
+            return commit_vault(vault.paths, message)
 
     def sync(self, remote: str = "origin", say: Callable[[str], None] | None = None) -> SyncResult:
         """Commit, fetch, merge and push through the git remote (see `app.sync.remote`)."""

@@ -187,10 +187,13 @@ class Policy:
     )
     # Git
     commit_on: list[str] = _setting(
-        ["session", "lifecycle"],
+        ["session", "lifecycle", "command"],
         "commit_on",
-        "when vb commits the vault: session (at its end), lifecycle (each consolidation, "
-        "promotion or pruning pass), operation (every memory write); vb sync always commits",
+        "when vb commits the vault: session (a vb session's end, a vb serve conversation's "
+        "flush, Claude Code's SessionEnd), lifecycle (each consolidation, promotion or "
+        "pruning pass), command (each note write of a command run at the terminal: vb add, "
+        "update, delete, restore, feedback, flush), operation (every memory write, an "
+        "agent's through MCP too); vb sync always commits",
         "git",
     )
     # Knowledge from project files (vb extract) and what searches cover
@@ -278,7 +281,7 @@ def _coerce(setting: Setting, value: Any) -> Any:
         return list(value)
     if kind == "commit_on":
         names = [value] if isinstance(value, str) else value
-        moments = ("session", "lifecycle", "operation")
+        moments = ("session", "lifecycle", "command", "operation")
         if not isinstance(names, list) or any(n not in moments for n in names):
             raise bad(f"expected a list of: {', '.join(moments)} (or [] for never)")
         return list(names)

@@ -149,12 +149,14 @@ def state() -> CliState:
     return _STATE.get() or CliState()
 
 
-def open_api(session: str | None = None) -> MemoryAPI:
-    """The memory API on the vault the root options and environment name."""
+def open_api(session: str | None = None, command: bool = True) -> MemoryAPI:
+    """The memory API on the vault the root options and environment name: a person's
+    command, whose note writes commit at `commit_on`'s `command` moment (a hook, run for an
+    agent's harness: `command=False`)."""
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
 
     st = state()
-    return MemoryAPI.open(st.vault, st.env, session=session)
+    return MemoryAPI.open(st.vault, st.env, session=session, command=command)
 
 
 # The module that defines each command (importing it registers the command on `app`).

@@ -341,7 +341,7 @@ def _run_hook(slug: str) -> None:
                 "no payload on stdin",
                 hint="Claude Code runs this command with the event's JSON on stdin",
             )
-        result = run_hook(open_api(), slug, sys.stdin.read())
+        result = run_hook(open_api(command=False), slug, sys.stdin.read())  # (Claude's writes)
     except VaultBrainError as exc:
         sys.stderr.write(f"vb hook {slug}: {exc.one_line()}\n")
         raise typer.Exit(1) from None

@@ -74,7 +74,11 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
             if not repo.git.diff("--cached", "--name-only", "--", rel).strip():
                 return "nothing to commit"
             message = with_trailers(message, machine_name())
-            repo.git.commit("-m", message, "--", rel, env=commit_identity(repo))
+            # A vault inside a larger repository commits only its own paths; a vault that is
+            # the repository commits the index just staged (the same changes: a path limit
+            # makes git rebuild a temporary index, ~40 ms at 10k notes)
+            only = () if rel == "." else ("--", rel)
+            repo.git.commit("-m", message, *only, env=commit_identity(repo))
         return "; ".join([*notices, f"committed {repo.head.commit.hexsha[:12]}"])
     except (LockedError, VaultBrainError) as exc:
         return f"git commit skipped: {exc.message}"
