@@ -219,35 +219,29 @@ SESSION_FILES = {
 }
 
 
-def test_a_sessions_end_commits_its_flush_and_credits_before_maintenance_commits_its_own(
+def test_a_session_is_one_commit_holding_its_flush_credits_and_the_maintenance_at_its_end(
     vault: Path, session_runner: Any
 ) -> None:
-    """Its transcript, the credit /good gave, the access counters and the flush are one
-    commit with the session's summary; the prune due at its end is a later commit of its
-    own."""
+    """Its transcript, the credit /good gave, the access counters, the flush and the prune
+    due at its end are one commit whose message names the session and the pass."""
     runner = session_runner
     session = runner.session
+    before = subjects(vault)
     runner.turn(TURN)
     assert runner.command("/good")
     report = runner.close("quit")
     assert report.flushed >= 1 and report.commit.startswith("committed "), report
-    ours = commit_named(vault, f"vb session {session}: ")
-    assert "(1 turn, ended: quit)" in git("log", "-1", "--format=%s", ours, cwd=vault)
-    held = files_of(vault, ours)
+    assert len(subjects(vault)) == len(before) + 1
+    subject = subjects(vault)[0]
+    assert subject.startswith(f"vb session {session}: ")
+    assert subject.endswith("(1 turn, ended: quit); maintenance: prune 1"), subject
+    held = files_of(vault)
     assert {
         f"sessions/{session}.jsonl",  # the transcript with its flush record
         "entities/preferences/user.md",  # the flush's fact
+        "archive/entities/projects/low.md",  # the prune at its end
         *SESSION_FILES,
     } <= held, held
-    assert not any(f.endswith("low.md") for f in held)
-    pruned = commit_named(vault, "vb prune: 1 change")
-    newer = git("rev-list", f"{ours}..HEAD", cwd=vault).split()
-    assert pruned in newer  # after the session's commit, and its own
-    for sha in newer:  # maintenance's passes, each with what it changed only
-        subject = git("log", "-1", "--format=%s", sha, cwd=vault)
-        assert subject.startswith(("vb consolidate: ", "vb promote: ", "vb prune: ")), subject
-        assert not files_of(vault, sha) & {f"sessions/{session}.jsonl", "logs/credit.jsonl"}
-    assert "archive/entities/projects/low.md" in files_of(vault, pruned)
     assert git("status", "--porcelain", cwd=vault) == ""
 
 
@@ -268,21 +262,18 @@ def test_a_compact_mid_session_commits_the_session_so_far_first(
     assert subjects(vault)[0].startswith(f"vb session {runner.session}: ")
 
 
-def test_without_lifecycle_a_sessions_maintenance_is_a_commit_of_the_sessions(
+def test_without_session_in_commit_on_the_passes_at_a_sessions_end_commit_their_own(
     vault: Path, session_runner: Any
 ) -> None:
-    """`commit_on: [session]`: the passes at a session's end do not commit; what they changed
-    is a second commit of the session's, after its own."""
-    set_policy(vault, "commit_on: [session]")
+    """`commit_on: [lifecycle]`: the session's end is no commit; the prune due at its end is
+    a commit of the pass, as anywhere."""
+    set_policy(vault, "commit_on: [lifecycle]")
     runner = session_runner
     runner.turn(TURN)
-    runner.close("quit")
-    after = f"vb session {runner.session}: maintenance after the session"
-    assert subjects(vault)[0] == after
+    report = runner.close("quit")
+    assert report.commit.startswith("not committed"), report
+    assert subjects(vault)[0] == "vb prune: 1 change"
     assert "archive/entities/projects/low.md" in files_of(vault)
-    assert subjects(vault)[1].startswith(f"vb session {runner.session}: ")
-    assert f"sessions/{runner.session}.jsonl" in files_of(vault, "HEAD~1")
-    assert git("status", "--porcelain", cwd=vault) == ""
 
 
 def test_a_proxy_conversations_flush_is_committed_with_its_own_message(

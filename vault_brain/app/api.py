@@ -412,11 +412,13 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use() as vault:
             return lifecycle.run_plan(vault, plan, dry_run)
 
-    def maintain(self, dry_run: bool = False) -> MaintainResult:
+    def maintain(self, dry_run: bool = False, commit: bool = True) -> MaintainResult:
+        """Whatever consolidation, promotion and pruning is due; `commit` False leaves the
+        passes' commits to the caller (a session's end commits them with the session)."""
         from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up
 
         with self._use() as vault:
-            return lifecycle.maintain(vault, dry_run=dry_run)
+            return lifecycle.maintain(vault, dry_run=dry_run, commit=commit)
 
     def compact_memory(self) -> CompactResult:
         from vault_brain.app.lifecycle import plans as lifecycle  # lazy: start-up

@@ -29,7 +29,7 @@ from vault_brain.domain.notes.substance import has_own_content, own_text
 from vault_brain.domain.policy.plan import Action, Plan
 from vault_brain.domain.policy.rules import Rule, RuleError, note_fields
 from vault_brain.domain.policy.scopes import GLOBAL
-from vault_brain.domain.text import slugify
+from vault_brain.domain.text import plural, slugify
 from vault_brain.storage.notes.frontmatter import parse_text
 
 
@@ -386,27 +386,31 @@ def make_plan(vault: Vault, operation: str, now: dt.datetime | None = None) -> P
     return plan_prune(vault, now)
 
 
-def run_plan(vault: Vault, plan: Plan, dry_run: bool) -> PlanResult:
+def run_plan(vault: Vault, plan: Plan, dry_run: bool, commit: bool = True) -> PlanResult:
     """The plan as a result (dry run), or applied exactly as planned (and committed when
-    `commit_on` names lifecycle passes)."""
+    `commit_on` names lifecycle passes, unless the caller commits it: `commit` False)."""
     if dry_run:
         return plan_result(plan)
     result = apply_plan(vault, plan)
-    _commit_pass(vault, plan)
+    if commit:
+        _commit_pass(vault, plan)
     return result
 
 
 def _commit_pass(vault: Vault, plan: Plan) -> None:
     if plan.actions:
-        count = f"{len(plan.actions)} change{'s' if len(plan.actions) != 1 else ''}"
+        count = f"{len(plan.actions)} {plural(len(plan.actions), 'change')}"
         commit_at(vault, "lifecycle", f"vb {plan.operation}: {count}")
 
 
-def maintain(vault: Vault, dry_run: bool = False, now: dt.datetime | None = None) -> MaintainResult:
-    """Run whatever is due (consolidation, promotion, pruning, in that order)."""
+def maintain(
+    vault: Vault, dry_run: bool = False, now: dt.datetime | None = None, commit: bool = True
+) -> MaintainResult:
+    """Run whatever is due (consolidation, promotion, pruning, in that order); each pass is
+    committed as `run_plan` says (`commit` False: the caller commits them)."""
     due = due_operations(vault, now)
     runs = [
-        run_plan(vault, make_plan(vault, operation, now), dry_run)
+        run_plan(vault, make_plan(vault, operation, now), dry_run, commit)
         for operation, state in due.items()
         if state.due
     ]

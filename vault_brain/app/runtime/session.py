@@ -111,6 +111,7 @@ class SessionRunner:
         self.turns = 0
         self.answered = False
         self.overheads: list[float] = []
+        self.maintained: list[str] = []  # the passes at its end that changed something
 
     # -- the REPL ------------------------------------------------------------------------
     def run(self, read_line: ReadLine, timeout: float | None = None) -> SessionReport:
@@ -271,17 +272,17 @@ class SessionRunner:
 
     # -- the end -------------------------------------------------------------------------
     def close(self, reason: str) -> SessionReport:
-        """Outcome signal, flush, the session's commit, due maintenance, the container
-        removed: each step runs even when an earlier one failed (and says so). The session's
-        own changes are committed before maintenance: a lifecycle pass commits everything
-        pending, and would take them into its own commit ("vb promote: 2 changes")."""
+        """Outcome signal, flush, due maintenance, one commit, the container removed: each
+        step runs even when an earlier one failed (and says so). The session is one commit
+        whose message names it and the maintenance passes that changed something at its end
+        (when `commit_on` has `session`; else the passes commit at `lifecycle` as anywhere)."""
         report = SessionReport(self.session, reason, self.turns, self.answered)
         report.overheads = self.overheads
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("outcome", self._outcome),
             ("flush", lambda: setattr(report, "flushed", self._flush())),
-            ("commit", lambda: setattr(report, "commit", self._commit(reason))),
             ("maintenance", self._maintain),
+            ("commit", lambda: setattr(report, "commit", self._commit(reason))),
         ]
         if not isinstance(self.gone, DockerGone):  # else Docker is away: the next start does it
             steps.append(("container", self.sandbox.remove))
@@ -306,12 +307,13 @@ class SessionRunner:
             self.api.commit(f"vb session {self.session}: {why}", "session")
 
     def _maintain(self) -> None:
-        """Due maintenance; its passes commit at `lifecycle`. Without that moment, what they
-        changed goes into a commit of the session's (as it did when the session committed
-        last)."""
-        self.api.maintain()
-        if "lifecycle" not in self.api.vault.policy.commit_on:
-            self.api.commit(f"vb session {self.session}: maintenance after the session", "session")
+        """Due maintenance; its passes go into the session's commit when the session commits
+        (a pass that commits would take the session's changes into its own commit)."""
+        own = "session" not in self.api.vault.policy.commit_on
+        result = self.api.maintain(commit=own)
+        self.maintained = [
+            f"{run.operation} {len(run.actions)}" for run in result.runs if run.actions
+        ]
 
     def _outcome(self) -> None:
         if not self.turns:
@@ -329,7 +331,8 @@ class SessionRunner:
                     title = info.title
         words = redact(clip(title, 60))[0] if title else "no messages"
         turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
-        return f"vb session {self.session}: {words} ({turns}, ended: {reason})"
+        passes = f"; maintenance: {', '.join(self.maintained)}" if self.maintained else ""
+        return f"vb session {self.session}: {words} ({turns}, ended: {reason}){passes}"
 
 
 def recover(api: MemoryAPI, client: Any, vault: Path, say: Say) -> list[str]:

@@ -33,8 +33,8 @@ from vault_brain.domain.sync.merge import (
     count_changes,
     describe_changes,
     is_note_path,
-    plural,
 )
+from vault_brain.domain.text import plural
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard
 from vault_brain.storage.git import sync as g

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 conflicts_app = typer.Typer(
     help=(
-        "Conflict copies: another machine's text of a note both machines changed on the "
-        "same lines.\n\n"
-        "`vb sync` keeps this machine's text in the note and writes the other one beside it "
-        "as `<note> (conflict <machine> <date>).md`. A copy reaches no agent until it is "
+        "Conflict copies: list them, keep one side, or merge both.\n\n"
+        "A conflict copy is another machine's text of a note both machines changed on the "
+        "same lines: `vb sync` keeps this machine's text in the note and writes the other "
+        "beside it as `<note> (conflict <machine> <date>).md`. A copy reaches no agent until it is "
         "resolved; each resolution is a commit of its own, and the copy is archived."
     ),
     invoke_without_command=True,
