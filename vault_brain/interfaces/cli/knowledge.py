@@ -8,7 +8,8 @@ import typer
 
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt
-from vault_brain.interfaces.cli.output import emit, progress_bar, table
+from vault_brain.interfaces.cli.output import emit, table
+from vault_brain.interfaces.cli.progress import progress_bar
 
 if TYPE_CHECKING:
     from vault_brain.app.knowledge.extract import ExtractResult

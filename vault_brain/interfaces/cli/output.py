@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
@@ -47,24 +47,14 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@contextmanager
-def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr when it is a terminal; nothing when piped or with --json."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    # lazy: rich's progress bar is loaded only on a terminal
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+def progress_bar(
+    label: str, enabled: bool
+) -> AbstractContextManager[Callable[[int, int], None] | None]:
+    """A progress line on stderr when it is a terminal; nothing when piped or with --json
+    (`interfaces.cli.progress.progress_bar`)."""
+    from vault_brain.interfaces.cli.progress import progress_bar as bar
 
-    with Progress(
-        f"[bold]{label}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+    return bar(label, enabled)
 
 
 def read_content(content: str | None) -> str:

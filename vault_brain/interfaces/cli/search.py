@@ -22,7 +22,8 @@ from vault_brain.interfaces.cli.options import (
     TagFilter,
     TypeFilter,
 )
-from vault_brain.interfaces.cli.output import emit, json_line, progress_bar
+from vault_brain.interfaces.cli.output import emit, json_line
+from vault_brain.interfaces.cli.progress import progress_bar
 
 
 @app.command()

@@ -93,7 +93,7 @@ def fast_search(args: list[str]) -> int | None:
     )
     request = Request(opts["vault"], opts["query"], k, filters, opts.get("in"))
     env = Environment.from_os()
-    doc = ask(request, env) or _in_process(request, env)
+    doc = ask(request, env) or _in_process(request, env, bool(opts.get("json")))
     if doc is None:
         return None
     with contextlib.suppress(BrokenPipeError):  # (the reader left: as the command does)
@@ -101,9 +101,13 @@ def fast_search(args: list[str]) -> int | None:
     return 0
 
 
-def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
+def _in_process(request: Request, env: Environment, as_json: bool) -> dict[str, Any] | None:
     """The command's in-process search (`vb search` in `cli/search.py`), or None on any
-    error: the command then runs and reports it in its own words."""
+    error: the command then runs and reports it in its own words. An index built first
+    shows its progress on a terminal."""
+    from vault_brain.interfaces.cli.progress import ProgressLine, on_terminal
+
+    line = ProgressLine("indexing") if on_terminal(as_json) else None
     try:
         from vault_brain.app.api import MemoryAPI
         from vault_brain.app.memory.results import envelope
@@ -115,9 +119,13 @@ def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
 
             check_sources(request.sources)
         api = MemoryAPI.open(request.vault, env)
+        api.vault.progress = line
         return envelope(api.search(request.query, request.k, wanted, request.sources))
     except Exception:
         return None
+    finally:
+        if line is not None:
+            line.close()
 
 
 def filter_options(
