@@ -33,9 +33,15 @@ def json_line(result: Any) -> None:
     sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
 
 
+WHOLE = frozenset({"id", "path", "where", "commit", "name", "key"})
+"""Columns never cut: values a person pastes back into another command."""
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_width: int = 60) -> str:
-    """A plain aligned table (stable when piped, readable on a terminal)."""
-    cells = [[_cut(str(c), max_width) for c in row] for row in rows]
+    """A plain aligned table (stable when piped, readable on a terminal). Text longer than
+    `max_width` is cut with "…", except in the `WHOLE` columns (ids, paths)."""
+    limits = [10**9 if h in WHOLE else max_width for h in headers]
+    cells = [[_cut(str(c), w) for c, w in zip(row, limits, strict=True)] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]

@@ -17,7 +17,6 @@ import json
 import sys
 from typing import Any, NamedTuple
 
-from vault_brain.interfaces.cli.output import table
 from vault_brain.storage import warm
 from vault_brain.storage.env import Environment
 from vault_brain.storage.vault_root import locate, warm_socket
@@ -162,20 +161,46 @@ def render(doc: dict[str, Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return
-    hits = doc["results"]
+    sys.stdout.write(results_text(doc["results"]) + "\n")
+
+
+def results_text(hits: list[dict[str, Any]]) -> str:
+    """A header, then each result as a line of its score, id (or where it is) and title,
+    whole, and its snippet indented below, wrapped to the terminal (100 columns when
+    piped)."""
     if not hits:
-        human = "no results"
-    elif all(h["source"] == "memory" for h in hits):
-        human = table(
-            ["score", "id", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["id"], h["title"], h["snippet"]] for h in hits],
-        )
-    else:
-        human = table(
-            ["score", "from", "where", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["source"], _where(h), h["title"], h["snippet"]] for h in hits],
-        )
-    sys.stdout.write(human + "\n")
+        return "no results"
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+    notes_only = all(h["source"] == "memory" for h in hits)
+    rows = [
+        [f"{h['score']:.3f}", *([h["id"]] if notes_only else [h["source"], _where(h)])]
+        for h in hits
+    ]
+    headers = ["score", "id"] if notes_only else ["score", "from", "where"]
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    indent = " " * (widths[0] + 2)
+    blocks = ["  ".join([*(h.ljust(w) for h, w in zip(headers, widths, strict=True)), "title"])]
+    for h, row in zip(hits, rows, strict=True):
+        cells = [row[0].rjust(widths[0])] + [
+            c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        title = " ".join(str(h["title"]).split())
+        lines = ["  ".join([*cells, title]).rstrip()]
+        snippet = " ".join(str(h["snippet"]).split())
+        if snippet:
+            lines += textwrap.wrap(
+                snippet,
+                max(20, width - 1),
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 def _where(hit: dict[str, Any]) -> str:
