@@ -35,6 +35,7 @@ from vault_brain.domain.sync.counters import LATEST_KEYS as LATEST_KEYS
 from vault_brain.domain.sync.counters import LATEST_SIDE_KEYS, LIST_KEYS, moment_of
 from vault_brain.domain.sync.counters import SUM_KEYS as SUM_KEYS
 from vault_brain.domain.sync.counters import merge_counters as merge_counters
+from vault_brain.domain.text import plural
 
 CONFLICT_MARK = " (conflict "
 RESOLVED_SUBJECT = "vb conflicts: "  # how the commit of a resolved conflict copy begins
@@ -369,13 +370,6 @@ def count_changes(entries: Sequence[tuple[str, str, str | None]]) -> ChangeCount
         else:
             counts.changed += 1
     return counts
-
-
-def plural(n: int, noun: str) -> str:
-    """`noun` for one, its English plural for any other count (copy: copies)."""
-    if n == 1:
-        return noun
-    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
 
 def describe_changes(counts: ChangeCounts) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from vault_brain.domain.sync.merge import plural
+from vault_brain.domain.text import plural
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
