@@ -24,7 +24,6 @@ from vault_brain.interfaces.cli.options import (
     TypeFilter,
 )
 from vault_brain.interfaces.cli.output import emit, json_line
-from vault_brain.interfaces.cli.progress import progress_bar
 
 
 @app.command()
@@ -35,6 +34,8 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the search index up to date with the files."""
+    from vault_brain.interfaces.cli.progress import progress_bar
+
     with progress_bar("indexing", enabled=not as_json) as bar:
         result = open_api().index(rebuild, bar)
     human = (
