@@ -36,7 +36,7 @@ def test_commits_carry_the_configured_identity(tmp_path: Path) -> None:
         ["git", "-C", str(vault), "log", "--format=%an <%ae>|%cn <%ce>"],
         capture_output=True, text=True, check=True,
     ).stdout.splitlines()  # fmt: skip
-    assert len(lines) == 2  # vb init's commit and vb sync's
+    assert len(lines) >= 2  # vb init's commit, then vb add's (commit_on: command) or vb sync's
     assert set(lines) == {"Ada Lovelace <ada@example.org>|Ada Lovelace <ada@example.org>"}
 
 
