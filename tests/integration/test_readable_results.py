@@ -71,3 +71,11 @@ def test_text_search_prints_whole_ids_and_passages(cli: Any, vault: Path) -> Non
 
     listed = cli("--vault", str(vault), "list")
     assert note_id in listed.stdout.split()
+
+
+def test_snippet_finds_other_forms_of_the_words() -> None:
+    body = INTRO + "Mostly she was studying how happily the [[Runners|runners]] ran."
+    snippet = Snippets(analyzer()).snippet(body, stems("studies happiness running"))
+    assert "studying how happily the runners" in snippet
+    non_ascii = INTRO + "Die Straße führt zum Übergang, dann weiter."
+    assert "Übergang" in Snippets(analyzer()).snippet(non_ascii, stems("übergang"))
