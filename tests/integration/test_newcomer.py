@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_vb, snapshot
+from conftest import run_vb, snapshot
 from vault_brain.domain.errors import UsageError
 from vault_brain.domain.text import check_category, counted, plural
 

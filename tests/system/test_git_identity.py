@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.conftest import run_vb
+from conftest import run_vb
 
 
 def git_env(tmp_path: Path, config: str) -> dict[str, str]:
