@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from vault_brain.app.api import MemoryAPI
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import UsageError, VaultBrainError
 from vault_brain.storage.env import Environment
 
 OLD = "created: 2025-01-01\n"
@@ -226,7 +226,9 @@ def test_memory_tools_cannot_write_policy(vault: Path, cli: Any) -> None:
             api.update(ref, content="prune everything")
         with pytest.raises(VaultBrainError, match="not a memory note"):
             api.archive(ref, "gone")
-    made = api.add("entity", "Rules", "Ada prefers tea.", category="../../policy")
+    with pytest.raises(UsageError, match="is a path"):  # refused, not renamed
+        api.add("entity", "Rules", "Ada prefers tea.", category="../../policy")
+    made = api.add("entity", "Rules", "Ada prefers tea.", category="policy")
     assert made.note.path.startswith("entities/")
     assert "policy/readme.md" not in cli("--vault", str(vault), "list").stdout
     assert (path.read_bytes(), note.read_bytes()) == before

@@ -566,9 +566,14 @@ def test_an_error_carries_the_hint(server: McpServer) -> None:
 
 
 def test_a_path_escaping_name_stays_inside_the_vault(server: McpServer, vault: Path) -> None:
-    out = server.ok(
+    refused = server.error(
         "memory_store",
         {"type": "entity", "category": "../../..", "name": "../../evil", "content": "Nope."},
+    )
+    assert "is a path" in refused  # a category that is a path is refused, not renamed
+    out = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "../../evil", "content": "Nope."},
     )["note"]
     target = (vault / out["path"]).resolve()
     assert target.is_relative_to(vault.resolve()) and target.is_file()

@@ -283,7 +283,7 @@ def test_the_builtin_agents_memory_tools_read_its_session_scope_and_the_person_k
     said: list[str] = []
     runner.say = said.append
     runner.command("/good")
-    assert said and "credit of 1 memories moved" in said[-1], said
+    assert said and "credit of 1 memory moved" in said[-1], said
 
 
 @pytest.mark.docker

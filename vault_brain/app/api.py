@@ -466,7 +466,9 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         started = time.perf_counter()
         with self._use("skip") as vault:
             result = (
-                vault.index.rebuild(progress) if rebuild else vault.reconcile(progress, force=True)
+                vault.index.rebuild(progress or vault.progress)
+                if rebuild
+                else vault.reconcile(progress, force=True)
             )
             vault.sync_embeddings(rebuild)
         return IndexResult(

@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Hashable, Iterable
 from typing import Any, TypeVar
 
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.errors import UsageError, VaultBrainError
 
 _H = TypeVar("_H", bound=Hashable)
 
@@ -55,6 +55,30 @@ def slugify(text: str, max_len: int = 80) -> str:
             out.append("-")
     slug = "".join(out).strip("-")[:max_len].strip("-") or "untitled"
     return f"{slug}-note" if slug in WINDOWS_RESERVED else slug
+
+
+def check_category(category: str) -> str:
+    """A category as given: one folder name. A path (`../../etc`, `a/b`) is refused, never
+    quietly made into another name."""
+    parts = re.split(r"[/\\]", category.strip())
+    if len(parts) > 1 or parts[0] in (".", ".."):
+        raise UsageError(
+            f"category {category!r} is a path; a category is one folder name under entities/",
+            hint="pass a plain name: --category people|projects|preferences, or your own word",
+        )
+    return category
+
+
+def plural(n: int, noun: str) -> str:
+    """`noun` for one, its English plural for any other count (copy: copies)."""
+    if n == 1:
+        return noun
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun worded for it: "1 note", "2 notes", "0 memories"."""
+    return f"{n} {plural(n, noun)}"
 
 
 def normalize_tag(tag: str) -> str:

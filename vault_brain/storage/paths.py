@@ -171,6 +171,12 @@ def find_vault(
     if given is not None:
         folder = Path(given).expanduser()
         source = "--vault" if explicit is not None else "VB_VAULT"
+        if folder.is_dir():
+            raise VaultMissingError(
+                f"{str(folder)!r} (from {source}) is not a vault: it has no {MARKER}",
+                hint=f"to use this folder of notes with vb, run `vb init --adopt {folder}` "
+                "(it changes no existing file)",
+            )
         raise VaultMissingError(
             f"vault folder {str(folder)!r} (from {source}) does not exist",
             hint=f"create it with `vb init {folder}` or point {source} at an existing vault",

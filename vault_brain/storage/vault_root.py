@@ -13,13 +13,21 @@ MARKER = "STRATEGY.md"
 SOCKET_NAME = "search.sock"  # in the cache folder (.vb/): `VaultPaths.warm_socket`
 
 
+def is_vault(folder: Path) -> bool:
+    """A folder vb made or adopted: it holds STRATEGY.md (or vb's cache folder `.vb/`, which
+    vb itself made there). A person's plain folder of notes is not one until
+    `vb init --adopt`."""
+    return (folder / MARKER).is_file() or (folder / ".vb").is_dir()
+
+
 def locate(explicit: str | None, from_env: str | None, cwd: Path | None = None) -> Path | None:
     """The vault's folder: `--vault`, else `VB_VAULT`, else the nearest parent with
-    STRATEGY.md; None when the folder given does not exist or no parent has it."""
+    STRATEGY.md; None when the folder given does not exist or is not a vault, or no parent
+    has it."""
     given = explicit if explicit is not None else from_env or None
     if given is not None:
         root = Path(given).expanduser()
-        return root.resolve() if root.is_dir() else None
+        return root.resolve() if root.is_dir() and is_vault(root) else None
     here = (cwd or Path.cwd()).resolve()
     return next((f for f in (here, *here.parents) if (f / MARKER).is_file()), None)
 

@@ -156,8 +156,8 @@ def extract(
     now = now_iso()
     llm = vault.llm()
     for n, source in enumerate(sources, 1):
-        if progress is not None:
-            progress(n, len(sources))
+        if progress is not None:  # (the files done so far)
+            progress(n - 1, len(sources))
         old = registry.files.get(source.rel)
         if trusted and old is not None and old[:2] == (source.mtime_ns, source.size):
             stamps[source.rel] = old
@@ -179,6 +179,8 @@ def extract(
 
             drafts = drafts + more_drafts(llm, text, source.rel, drafts, refused)
         changed[source.rel] = identify(drafts, source.rel, registry.project, now, known)
+    if progress is not None:
+        progress(len(sources), len(sources))
     present = {s.rel for s in sources} | set(passed)  # a file passed over keeps its items
     gone = sorted(
         r

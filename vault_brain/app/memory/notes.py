@@ -26,7 +26,7 @@ from vault_brain.domain.notes.model import (
     original_relpath,
 )
 from vault_brain.domain.policy.scopes import GLOBAL
-from vault_brain.domain.text import check_choice, clean_tags, slugify
+from vault_brain.domain.text import check_category, check_choice, clean_tags, slugify
 from vault_brain.storage.files import note_path, safe_relpath
 from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.notes.frontmatter import parse_text
@@ -154,7 +154,7 @@ def add(
     """A new note; `private` (stored with --allow-secret) marks it `private: true`; `source`
     says who wrote it (`domain.notes.model.SOURCES`)."""
     type_ = check_new(type_, name, content, category)
-    cat = slugify(category or "general")
+    cat = slugify(check_category(category or "general"))
     now = now_iso()
     folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now[:7]}"
     with vault.transaction() as tx:

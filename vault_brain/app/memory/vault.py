@@ -40,6 +40,9 @@ class Vault:
         """An index keeper watches this vault for the process (`MemoryAPI.keep_index`): a
         write leaves the index to it (its thread indexes what the watcher reports, and each
         read first waits for every earlier change to be indexed) instead of indexing inline."""
+        self.progress: Progress | None = None
+        """Told `(done, total)` by a reconcile that indexes files, when its caller gave no
+        progress of its own (the command line draws a progress line with it)."""
 
     @classmethod
     def open(cls, path: str | Path | None = None, env: Environment | None = None) -> Vault:
@@ -98,7 +101,7 @@ class Vault:
         bounds the wait for another process's index lock (default: the vault's)."""
         if self._reconciled is None or force:
             self._finish_interrupted()
-            self._reconciled = self.index.reconcile(progress, timeout)
+            self._reconciled = self.index.reconcile(progress or self.progress, timeout)
         return self._reconciled
 
     def _finish_interrupted(self) -> None:
@@ -116,6 +119,7 @@ class Vault:
         `writing`, `indexed`, `kept` and the index's `merge_later`."""
         new = Vault(self.paths, self.env)
         new.writing, new.indexed, new.kept = self.writing, self.indexed, self.kept
+        new.progress = self.progress
         new.index.merge_later = self.index.merge_later
         return new
 

@@ -36,7 +36,7 @@ from vault_brain.app.runtime.session_tools import (
 )
 from vault_brain.domain.errors import LLMError, VaultBrainError
 from vault_brain.domain.gate import redact
-from vault_brain.domain.text import clip
+from vault_brain.domain.text import clip, counted
 
 if TYPE_CHECKING:
     from vault_brain.app.api import MemoryAPI
@@ -163,13 +163,17 @@ class SessionRunner:
             return False
         if name in ("/good", "/bad"):
             result = self.api.feedback(name[1:], self.session)
-            self.say(f"vb: {result.signal}: the credit of {len(result.changes)} memories moved")
+            moved = counted(len(result.changes), "memory")
+            self.say(f"vb: {result.signal}: the credit of {moved} moved")
         elif name == "/status":
             self.say(self.status())
         elif name == "/compact":
             self._commit_before_lifecycle("before /compact")
             done = self.api.compact_memory()
-            self.say(f"vb: {done.consolidated} episodes consolidated, {done.pruned} notes pruned")
+            self.say(
+                f"vb: {counted(done.consolidated, 'episode')} consolidated, "
+                f"{counted(done.pruned, 'note')} pruned"
+            )
         elif name == "/help":
             self.say(HELP)
         else:

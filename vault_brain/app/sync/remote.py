@@ -29,11 +29,7 @@ from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
 from vault_brain.app.sync.merge_driver import write_conflict_copy
 from vault_brain.domain.clock import now_iso
-from vault_brain.domain.sync.merge import (
-    count_changes,
-    describe_changes,
-    is_note_path,
-)
+from vault_brain.domain.sync.merge import count_changes, describe_changes, is_note_path
 from vault_brain.domain.text import plural
 from vault_brain.storage.files import atomic_write, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.domain.policy.scopes import ALL, note_scope, parse_scopes
-from vault_brain.domain.text import check_choice, normalize_tag, slugify, unique
+from vault_brain.domain.text import check_category, check_choice, normalize_tag, slugify, unique
 
 TYPES = ("entity", "episode", "note")
 ENTITY_CATEGORIES = ("people", "projects", "preferences")
@@ -235,7 +235,7 @@ class Filters:
     def normalized(self) -> Filters:
         return Filters(
             type=check_choice(self.type, TYPES, "type") if self.type else None,
-            category=slugify(self.category) if self.category else None,
+            category=slugify(check_category(self.category)) if self.category else None,
             tag=normalize_tag(self.tag) or None if self.tag else None,
             include_archive=self.include_archive or self.archived_only,
             archived_only=self.archived_only,

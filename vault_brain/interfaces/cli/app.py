@@ -107,6 +107,9 @@ class CliState:
     env: Environment = field(default_factory=Environment)
     vault: str | None = None
     debug: bool = False
+    as_json: bool = False
+    progress: Any = None
+    """The command's progress line (`interfaces.cli.progress.ProgressLine`), if it drew one."""
 
 
 def _version(value: bool) -> None:
@@ -156,7 +159,13 @@ def open_api(session: str | None = None, command: bool = True) -> MemoryAPI:
     from vault_brain.app.api import MemoryAPI  # lazy: keeps `vb --help` light
 
     st = state()
-    return MemoryAPI.open(st.vault, st.env, session=session, command=command)
+    api = MemoryAPI.open(st.vault, st.env, session=session, command=command)
+    from vault_brain.interfaces.cli.progress import ProgressLine, on_terminal
+
+    if on_terminal(st.as_json):  # a first index, or many changed files, shows its progress
+        st.progress = st.progress or ProgressLine("indexing")
+        api.vault.progress = st.progress
+    return api
 
 
 # The module that defines each command (importing it registers the command on `app`).
@@ -241,8 +250,8 @@ def _usage_error(exc: Any) -> UsageError:
 def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
     """Run `vb` with `argv` (default: the process's arguments); returns the exit status."""
     args = sys.argv[1:] if argv is None else list(argv)
-    cli_state = CliState(env=env or Environment.from_os())
     as_json = "--json" in args
+    cli_state = CliState(env=env or Environment.from_os(), as_json=as_json)
     debug = "--debug" in args
     command = typer.main.get_command(load_commands(args))
     token = _STATE.set(cli_state)
@@ -288,4 +297,6 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
         )
         return _report(error, as_json)
     finally:
+        if cli_state.progress is not None:
+            cli_state.progress.close()
         _STATE.reset(token)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
@@ -55,7 +56,7 @@ def export(
         sys.stdout.write(result.text)
         return
     atomic_write(output, result.text.encode("utf-8"))
-    sys.stdout.write(f"exported {result.notes} notes to {output}\n")
+    sys.stdout.write(f"exported {counted(result.notes, 'note')} to {output}\n")
 
 
 @app.command()

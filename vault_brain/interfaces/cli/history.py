@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
@@ -21,7 +22,7 @@ def _value(value: Any) -> str:
 
 
 def render_history(result: HistoryResult) -> str:
-    lines = [f"{result.id}  ({result.path}): {len(result.entries)} changes"]
+    lines = [f"{result.id}  ({result.path}): {counted(len(result.entries), 'change')}"]
     for e in result.entries:
         where = f"{e.renamed_from} -> {e.path}" if e.renamed_from else e.path
         body = f"+{e.lines_added} -{e.lines_removed} lines"

@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt
-from vault_brain.interfaces.cli.output import emit, progress_bar, table
+from vault_brain.interfaces.cli.output import emit, table
+from vault_brain.interfaces.cli.progress import progress_bar
 
 if TYPE_CHECKING:
     from vault_brain.app.knowledge.extract import ExtractResult
@@ -55,8 +57,8 @@ def _extract_text(r: ExtractResult) -> str:
         counts[change.action] = counts.get(change.action, 0) + 1
     done = ", ".join(f"{n} {action}" for action, n in counts.items()) or "no change"
     lines = [
-        f"{'would extract' if r.dry_run else 'extracted'} {r.project}: {r.files} files "
-        f"({len(r.changed)} read, {len(r.gone)} gone), {r.items} items ({done}) "
+        f"{'would extract' if r.dry_run else 'extracted'} {r.project}: {counted(r.files, 'file')} "
+        f"({len(r.changed)} read, {len(r.gone)} gone), {counted(r.items, 'item')} ({done}) "
         f"-> {r.items_file} [{r.extractor}, {r.seconds:.2f}s]"
     ]
     if r.refused:

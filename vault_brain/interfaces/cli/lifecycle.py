@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from vault_brain.domain.policy.plan import Plan
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
@@ -30,7 +31,8 @@ def memory_file(
         sys.stdout.write(result.text)
         return
     human = (
-        f"{'wrote' if result.written else 'unchanged'} MEMORY.md: {len(result.included)} memories, "
+        f"{'wrote' if result.written else 'unchanged'} MEMORY.md: "
+        f"{counted(len(result.included), 'memory')}, "
         f"{result.tokens}/{result.budget} tokens ({result.token_counter}), "
         f"{result.omitted} left out"
     )

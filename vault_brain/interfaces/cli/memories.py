@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vault_brain.domain.notes.model import Filters
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import (
     ArchiveFlag,
@@ -181,4 +182,4 @@ def list_cmd(
         ["id", "type", "category", "title", "path"],
         [[r.id, r.type, r.category, r.title, r.path] for r in result.notes],
     )
-    emit(result, as_json, human + f"\n{result.count} notes")
+    emit(result, as_json, human + f"\n{counted(result.count, 'note')}")

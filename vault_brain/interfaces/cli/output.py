@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
@@ -33,9 +33,15 @@ def json_line(result: Any) -> None:
     sys.stdout.write(json.dumps(envelope(result), ensure_ascii=False) + "\n")
 
 
+WHOLE = frozenset({"id", "path", "where", "commit", "name", "key"})
+"""Columns never cut: values a person pastes back into another command."""
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_width: int = 60) -> str:
-    """A plain aligned table (stable when piped, readable on a terminal)."""
-    cells = [[_cut(str(c), max_width) for c in row] for row in rows]
+    """A plain aligned table (stable when piped, readable on a terminal). Text longer than
+    `max_width` is cut with "…", except in the `WHOLE` columns (ids, paths)."""
+    limits = [10**9 if h in WHOLE else max_width for h in headers]
+    cells = [[_cut(str(c), w) for c, w in zip(row, limits, strict=True)] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
@@ -47,24 +53,14 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@contextmanager
-def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr when it is a terminal; nothing when piped or with --json."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    # lazy: rich's progress bar is loaded only on a terminal
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+def progress_bar(
+    label: str, enabled: bool
+) -> AbstractContextManager[Callable[[int, int], None] | None]:
+    """A progress line on stderr when it is a terminal; nothing when piped or with --json
+    (`interfaces.cli.progress.progress_bar`)."""
+    from vault_brain.interfaces.cli.progress import progress_bar as bar
 
-    with Progress(
-        f"[bold]{label}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+    return bar(label, enabled)
 
 
 def read_content(content: str | None) -> str:

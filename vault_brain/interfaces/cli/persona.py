@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, table
@@ -37,7 +38,7 @@ def render(result: PersonaResult) -> str:
         return table(["", "persona", "commit", "date", "last change"], rows)
     lines = [*result.notices, result.message]
     if result.merged_files:
-        lines.append(f"{result.merged_files} files merged by vb")
+        lines.append(f"{counted(result.merged_files, 'file')} merged by vb")
     lines += [f"conflict copy: {path}" for path in result.conflict_copies]
     if result.action == "create":
         lines.append(f"switch to it: vb persona switch {result.persona}")

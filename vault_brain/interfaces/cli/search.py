@@ -12,6 +12,7 @@ import typer
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters
 from vault_brain.domain.sessions.records import check_session_id
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli import warm
 from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import (
@@ -22,7 +23,7 @@ from vault_brain.interfaces.cli.options import (
     TagFilter,
     TypeFilter,
 )
-from vault_brain.interfaces.cli.output import emit, json_line, progress_bar
+from vault_brain.interfaces.cli.output import emit, json_line
 
 
 @app.command()
@@ -33,10 +34,12 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the search index up to date with the files."""
+    from vault_brain.interfaces.cli.progress import progress_bar
+
     with progress_bar("indexing", enabled=not as_json) as bar:
         result = open_api().index(rebuild, bar)
     human = (
-        f"{'rebuilt' if result.rebuilt else 'reconciled'}: {result.total} notes "
+        f"{'rebuilt' if result.rebuilt else 'reconciled'}: {counted(result.total, 'note')} "
         f"(+{result.added} ~{result.updated} -{result.removed}) in {result.seconds:.2f}s"
     )
     emit(result, as_json, human)

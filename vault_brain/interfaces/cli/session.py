@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from vault_brain.domain.errors import UsageError
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, state
 
 AGENTS = ("builtin", "opencode")
@@ -174,5 +175,5 @@ def session(
     turns = f"{report.turns} turn{'' if report.turns == 1 else 's'}"
     _err(
         f"vb session {session_id} ended ({report.reason}): {turns}, "
-        f"{report.flushed} notes from the flush; {report.commit}"
+        f"{counted(report.flushed, 'note')} from the flush; {report.commit}"
     )

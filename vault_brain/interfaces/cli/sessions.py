@@ -10,7 +10,7 @@ import typer
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.policy.scopes import parse_scopes
-from vault_brain.domain.text import check_choice
+from vault_brain.domain.text import check_choice, counted
 from vault_brain.interfaces.cli.app import app, open_api
 from vault_brain.interfaces.cli.options import DryRun, JsonOpt, SessionOpt
 from vault_brain.interfaces.cli.output import emit, read_content, table
@@ -150,7 +150,7 @@ def loop_persist(
     ids = ", ".join(str(r.get("id")) for r in result.records)
     human = f"{session}: appended {ids}"
     if result.compaction is not None and result.compaction.applied:
-        human += f"; compacted {result.compaction.summarized} messages"
+        human += f"; compacted {counted(result.compaction.summarized, 'message')}"
     emit(result, as_json, human)
 
 
@@ -172,7 +172,8 @@ def compact(
     else:
         verb = "would summarise" if dry_run else "summarised"
         human = (
-            f"{session}: {verb} {result.summarized} messages ({result.first}–{result.last}); "
+            f"{session}: {verb} {counted(result.summarized, 'message')} "
+            f"({result.first}–{result.last}); "
             f"context {result.tokens_before} -> {result.tokens_after} tokens"
         )
     emit(result, as_json, human)

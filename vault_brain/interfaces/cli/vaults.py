@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vault_brain.domain.text import counted
 from vault_brain.interfaces.cli.app import app, open_api, state
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit
@@ -41,7 +42,8 @@ def init(
     result = create_vault(path or Path(state().vault or "."), adopt=adopt)
     human = (
         f"{'adopted' if adopt else 'created'} vault at {result.vault}: "
-        f"{len(result.created)} files added, {len(result.kept)} existing kept; git: {result.git}"
+        f"{counted(len(result.created), 'file')} added, {len(result.kept)} existing kept; "
+        f"git: {result.git}"
     )
     emit(result, as_json, human)
 
@@ -61,7 +63,8 @@ def render_status(report: StatusReport) -> str:
         fresh = (
             "fresh" if index.fresh else f"{index.stale_count} stale (the next command reconciles)"
         )
-        lines.append(f"index:   {index.indexed} indexed, {index.on_disk} notes on disk, {fresh}")
+        on_disk = counted(index.on_disk, "note")
+        lines.append(f"index:   {index.indexed} indexed, {on_disk} on disk, {fresh}")
         lines += [f"         stale: {path}" for path in index.stale[:10]]
     if Path(index.location) != Path(report.vault) / ".vb":
         lines.append(f"         kept in {index.location} (vb cannot write this vault)")

@@ -17,7 +17,6 @@ import json
 import sys
 from typing import Any, NamedTuple
 
-from vault_brain.interfaces.cli.output import table
 from vault_brain.storage import warm
 from vault_brain.storage.env import Environment
 from vault_brain.storage.vault_root import locate, warm_socket
@@ -93,7 +92,7 @@ def fast_search(args: list[str]) -> int | None:
     )
     request = Request(opts["vault"], opts["query"], k, filters, opts.get("in"))
     env = Environment.from_os()
-    doc = ask(request, env) or _in_process(request, env)
+    doc = ask(request, env) or _in_process(request, env, bool(opts.get("json")))
     if doc is None:
         return None
     with contextlib.suppress(BrokenPipeError):  # (the reader left: as the command does)
@@ -101,9 +100,13 @@ def fast_search(args: list[str]) -> int | None:
     return 0
 
 
-def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
+def _in_process(request: Request, env: Environment, as_json: bool) -> dict[str, Any] | None:
     """The command's in-process search (`vb search` in `cli/search.py`), or None on any
-    error: the command then runs and reports it in its own words."""
+    error: the command then runs and reports it in its own words. An index built first
+    shows its progress on a terminal."""
+    from vault_brain.interfaces.cli.progress import ProgressLine, on_terminal
+
+    line = ProgressLine("indexing") if on_terminal(as_json) else None
     try:
         from vault_brain.app.api import MemoryAPI
         from vault_brain.app.memory.results import envelope
@@ -115,9 +118,13 @@ def _in_process(request: Request, env: Environment) -> dict[str, Any] | None:
 
             check_sources(request.sources)
         api = MemoryAPI.open(request.vault, env)
+        api.vault.progress = line
         return envelope(api.search(request.query, request.k, wanted, request.sources))
     except Exception:
         return None
+    finally:
+        if line is not None:
+            line.close()
 
 
 def filter_options(
@@ -154,20 +161,46 @@ def render(doc: dict[str, Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return
-    hits = doc["results"]
+    sys.stdout.write(results_text(doc["results"]) + "\n")
+
+
+def results_text(hits: list[dict[str, Any]]) -> str:
+    """A header, then each result as a line of its score, id (or where it is) and title,
+    whole, and its snippet indented below, wrapped to the terminal (100 columns when
+    piped)."""
     if not hits:
-        human = "no results"
-    elif all(h["source"] == "memory" for h in hits):
-        human = table(
-            ["score", "id", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["id"], h["title"], h["snippet"]] for h in hits],
-        )
-    else:
-        human = table(
-            ["score", "from", "where", "title", "snippet"],
-            [[f"{h['score']:.3f}", h["source"], _where(h), h["title"], h["snippet"]] for h in hits],
-        )
-    sys.stdout.write(human + "\n")
+        return "no results"
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+    notes_only = all(h["source"] == "memory" for h in hits)
+    rows = [
+        [f"{h['score']:.3f}", *([h["id"]] if notes_only else [h["source"], _where(h)])]
+        for h in hits
+    ]
+    headers = ["score", "id"] if notes_only else ["score", "from", "where"]
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    indent = " " * (widths[0] + 2)
+    blocks = ["  ".join([*(h.ljust(w) for h, w in zip(headers, widths, strict=True)), "title"])]
+    for h, row in zip(hits, rows, strict=True):
+        cells = [row[0].rjust(widths[0])] + [
+            c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        title = " ".join(str(h["title"]).split())
+        lines = ["  ".join([*cells, title]).rstrip()]
+        snippet = " ".join(str(h["snippet"]).split())
+        if snippet:
+            lines += textwrap.wrap(
+                snippet,
+                max(20, width - 1),
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 def _where(hit: dict[str, Any]) -> str:

@@ -34,8 +34,8 @@ def init_repo(target: Path, commit: bool, adopt: bool) -> str:
         repo = git.Repo.init(target)
         if commit:
             repo.git.add(A=True)
-            actor = git.Actor(VB_NAME, VB_EMAIL)
-            repo.index.commit("vb init: new vault from template", author=actor, committer=actor)
+            message = with_trailers("vb init: new vault from template", machine_name())
+            repo.git.commit("--no-verify", "-m", message, env=commit_identity(repo))
             return "initialised"
     except git.GitCommandError as exc:
         raise VaultBrainError(
@@ -95,11 +95,10 @@ def machine_name() -> str:
 
 
 def commit_identity(repo: Any) -> dict[str, str]:
-    """vb's identity for the commit only when git has none configured."""
-    reader = repo.config_reader()
-    if reader.get_value("user", "email", default="") and reader.get_value(
-        "user", "name", default=""
-    ):
+    """vb's identity for the commit only when git has none configured: the person's own
+    `user.name` and `user.email`, as git itself reads them (the repository's config, the
+    global one wherever GIT_CONFIG_GLOBAL or XDG puts it, includes), sign vb's commits."""
+    if _configured(repo, "user.email") and _configured(repo, "user.name"):
         return {}
     return {
         "GIT_AUTHOR_NAME": VB_NAME,
@@ -107,3 +106,12 @@ def commit_identity(repo: Any) -> dict[str, str]:
         "GIT_COMMITTER_NAME": VB_NAME,
         "GIT_COMMITTER_EMAIL": VB_EMAIL,
     }
+
+
+def _configured(repo: Any, key: str) -> bool:
+    import git  # (loaded already by whoever has a repository)
+
+    try:
+        return bool(repo.git.config("--get", key).strip())
+    except git.GitCommandError:  # (exit 1: not set)
+        return False

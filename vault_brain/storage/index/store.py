@@ -181,6 +181,8 @@ class Index:
         writer = segment_writer(ix, limitmb=256) if not big else fast_writer(ix)
         rows: dict[str, list[int]] = {}
         try:
+            if progress and total:
+                progress(0, total)
             for rel in removed:
                 writer.delete_by_term("path", rel)
             for n, rel in enumerate(docs, 1):
@@ -197,7 +199,7 @@ class Index:
                 else:
                     writer.update_document(**fields)
                 rows[rel] = [st.st_mtime_ns, st.st_size]
-                if progress and (n % 200 == 0 or n == total):
+                if progress and (n % 25 == 0 or n == total):
                     progress(n, total)
             commit(writer, self.merge_later and not big)
         except BaseException:
