@@ -26,6 +26,7 @@ from vault_brain.domain.notes.credit import (
     stored_score,
     update_score,
 )
+from vault_brain.domain.notes.model import id_key
 from vault_brain.domain.policy.scopes import note_scope
 from vault_brain.domain.sessions.records import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
@@ -98,11 +99,13 @@ def _edit_keys(
     tx: Transaction, vault: Vault, rel: str, changes: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> str | None:
     """Set vb-owned keys on one note inside a transaction, computed from the note's current
-    front matter (so that a re-apply at commit builds on a hand edit made meanwhile);
-    returns why the note was skipped, if it was."""
+    front matter (so that a re-apply at commit builds on a hand edit made meanwhile), and
+    its `id` if the front matter has none (`id_key`); returns why the note was skipped, if
+    it was."""
 
     def change(raw: bytes) -> bytes:
-        return edit_front_matter(raw, changes(parse_text(raw).meta), where=rel)
+        meta = parse_text(raw).meta
+        return edit_front_matter(raw, {**id_key(rel, meta), **changes(meta)}, where=rel)
 
     try:
         tx.edit(vault.paths.note(rel), change)

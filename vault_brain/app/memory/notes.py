@@ -20,6 +20,7 @@ from vault_brain.domain.notes.model import (
     PERSON,
     Filters,
     Note,
+    id_key,
     is_vb_source,
     merged_source,
     note_source,
@@ -231,7 +232,7 @@ def update(
         changes["private"] = True
 
     def change(raw: bytes) -> bytes:
-        keys = dict(changes)
+        keys = {**id_key(rel, parse_text(raw).meta), **changes}
         if content is not None:
             keys.update(_source_change(parse_text(raw).meta.get("source"), source, append))
         new = edit_front_matter(raw, keys, where=rel)
