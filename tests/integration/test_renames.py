@@ -192,6 +192,20 @@ def test_feedback_for_a_deleted_note_says_so_exits_3_and_writes_nothing(
     assert res.exit_code == 3 and json.loads(res.stdout)["error"]["code"] == "not_found"
 
 
+def test_a_note_renamed_and_changed_at_once_is_found_again_by_the_id_the_hint_names(
+    vault: Path, cli: Any
+) -> None:
+    hand_written(vault)
+    retrieved_without_counters(vault)
+    rename(vault)
+    (vault / NEW).write_text(BODY + "Or use a descaling tablet.\n", encoding="utf-8")
+    res = cli("--vault", str(vault), "feedback", "good", "--session", "s1")
+    assert res.exit_code == 3 and f"(`id: {OLD_ID}`)" in res.stderr
+    (vault / NEW).write_text(f"---\nid: {OLD_ID}\n---\n" + BODY, encoding="utf-8")
+    out = vb(cli, vault, "feedback", "good", "--session", "s1", "--json").json()
+    assert [(c["id"], c["path"]) for c in out["changes"]] == [(OLD_ID, NEW)]
+
+
 def test_feedback_credits_what_it_finds_and_names_what_it_does_not(vault: Path, cli: Any) -> None:
     hand_written(vault)
     other = hand_written(vault, "notes/Teapot.md", "The teapot wants warming first.\n")
