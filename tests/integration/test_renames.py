@@ -267,3 +267,27 @@ def test_follow_goes_through_later_moves_only(vault: Path) -> None:
     moved = follow(paths, "note-a")
     assert moved is not None and (moved.new_id, moved.new_path) == ("note-c", "c.md")
     assert follow(paths, "a.md") == moved and follow(paths, "note-z") is None
+
+
+# ------------------------------------------------------------------ two machines' first edits
+
+
+def test_two_machines_first_edits_of_a_note_merge_into_one_id_line() -> None:
+    """Each machine's first retrieval of a hand-written note writes its id with the
+    counters; git's merge (the driver's light merge and the full one alike) keeps one id
+    line and sums the counters, with no conflict copy."""
+    from vault_brain.storage.notes.merge import merge_note
+    from vault_brain.storage.notes.merge_light import merge_note_light
+
+    base = b"---\ntitle: Kettle\n---\nThe kettle.\n"
+    head = b"---\ntitle: Kettle\nid: note-kettle\naccess_count: 1\n"
+    ours = head + b"last_accessed: 2026-11-26T10:00:00.000001+00:00\n---\nThe kettle.\n"
+    theirs = head + b"last_accessed: 2026-11-26T11:00:00.000001+00:00\ncredit: 0.6\n---\n"
+    theirs += b"The kettle.\n"
+    merged = merge_note(base, ours, theirs)
+    assert merged.conflict is None
+    assert merged.data == (
+        b"---\ntitle: Kettle\nid: note-kettle\naccess_count: 2\n"
+        b"last_accessed: 2026-11-26T11:00:00.000001+00:00\ncredit: 0.6\n---\nThe kettle.\n"
+    )
+    assert merge_note_light(base, ours, theirs) == merged.data
