@@ -219,6 +219,22 @@ def test_feedback_credits_what_it_finds_and_names_what_it_does_not(vault: Path, 
     assert parse_text(other.read_bytes()).meta["credit"] > 0.5
 
 
+def test_feedback_that_credits_nothing_for_another_reason_says_nothing_credited(
+    vault: Path, cli: Any
+) -> None:
+    """A note vb cannot edit (its front matter is not YAML) is skipped, and the output says
+    so, not that nothing was retrieved."""
+    broken = "notes/Broken.md"
+    hand_written(vault, broken, "---\ntitle: [unclosed\n---\nThe kettle, broken.\n")
+    opened = Vault.open(vault)
+    opened.reconcile()
+    record_retrieval(opened, "s1", "kettle", [load_note(vault, broken)], "mcp", counters=False)
+    res = vb(cli, vault, "feedback", "good", "--session", "s1")
+    lines = res.stdout.splitlines()
+    assert lines[0] == "positive_feedback: nothing credited"
+    assert lines[1].startswith("  skipped note-notes-broken: ")
+
+
 # ------------------------------------------------------------------ with `vb watch` running
 
 
