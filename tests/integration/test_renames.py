@@ -17,7 +17,7 @@ import pytest
 from conftest import git, watching
 from vault_brain.app.memory.credit import record_retrieval
 from vault_brain.app.memory.vault import Vault
-from vault_brain.storage.index.renames import Move, follow, load_moves, moves_between
+from vault_brain.storage.index.renames import Move, follow, load_moves
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.read import load_note
 
@@ -260,18 +260,6 @@ def test_a_rename_while_vb_watch_runs_keeps_credit_search_and_history(
 
 
 # ------------------------------------------------------------------ the rename map itself
-
-
-def test_moves_pair_by_id_then_by_a_body_no_other_note_shares() -> None:
-    gone = {"a.md": ("note-a", "h1"), "b.md": ("kept-id", "h2"), "c.md": ("note-c", "h3")}
-    came = {
-        "x.md": ("note-x", "h1"),
-        "y.md": ("kept-id", "h9"),
-        "z.md": ("note-z", "h3"),
-        "w.md": ("note-w", "h3"),
-    }
-    moves = moves_between(gone, came)
-    assert [(m.old_path, m.new_path) for m in moves] == [("a.md", "x.md"), ("b.md", "y.md")]
 
 
 def test_follow_goes_through_later_moves_only(vault: Path) -> None:
