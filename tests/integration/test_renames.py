@@ -17,7 +17,8 @@ import pytest
 from conftest import git, watching
 from vault_brain.app.memory.credit import record_retrieval
 from vault_brain.app.memory.vault import Vault
-from vault_brain.storage.index.renames import Move, follow, load_moves
+from vault_brain.domain.notes.renames import Move
+from vault_brain.storage.index.renames import follow, load_moves
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.read import load_note
 

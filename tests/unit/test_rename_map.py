@@ -1,10 +1,10 @@
-"""Which dropped and added paths are one note renamed (`storage.index.renames.moves_between`),
+"""Which dropped and added paths are one note renamed (`domain.notes.renames.moves_between`),
 and the id vb writes with its first edit of a note (`domain.notes.model.id_key`)."""
 
 from __future__ import annotations
 
 from vault_brain.domain.notes.model import id_key
-from vault_brain.storage.index.renames import moves_between
+from vault_brain.domain.notes.renames import moves_between
 
 
 def test_moves_pair_by_id_then_by_a_body_no_other_note_shares() -> None:

@@ -23,8 +23,9 @@ from whoosh.query import And, Every, Or, Term
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters, Note, note_from_parsed
+from vault_brain.domain.notes.renames import moves_between
 from vault_brain.storage.files import atomic_write, file_lock, io_error, write_cache
-from vault_brain.storage.index.renames import moves_between, record_moves
+from vault_brain.storage.index.renames import record_moves
 from vault_brain.storage.index.scan import (
     ReconcileResult,
     diff_manifest,
