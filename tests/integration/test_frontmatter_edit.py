@@ -618,7 +618,7 @@ def test_an_edit_that_would_break_an_anchor_is_refused_and_writes_nothing(
     path.write_bytes(raw)
     res = cli("--vault", str(vault), "update", "entities/projects/anchored.md", "--tag", "y")
     assert res.exit_code == 1
-    assert "setting tags" in res.stderr and "nothing was written" in res.stderr
+    assert "setting id, tags" in res.stderr and "nothing was written" in res.stderr
     assert "block style" in res.stderr
     assert path.read_bytes() == raw
 

@@ -241,18 +241,20 @@ def test_update_tag_changes_only_the_tags_lines_of_that_note(kv: Path, cli: Any)
     tags_at = old.index("tags:\n")
     close = old.index("---\n", 1)
     assert old[tags_at + 1] == "  - 0🌲\n"
-    updated = new[close]
+    updated = new[close + 1]
     assert updated.startswith("updated: ")
-    # block style and indent kept; vb's `updated` line appended before the closing ---
+    # block style and indent kept; the id the note has (vb's first edit) and vb's `updated`
+    # line appended before the closing ---
     assert new == [
         *old[: tags_at + 1],
         "  - x\n",
         *old[tags_at + 2 : close],
+        f"id: {EVERGREEN_ID}\n",
         updated,
         *old[close:],
     ]
     meta = parse_text(after[EVERGREEN]).meta
-    assert meta["tags"] == ["x"] and "id" not in meta
+    assert meta["tags"] == ["x"] and meta["id"] == EVERGREEN_ID
     assert vb(cli, kv, "list", "--tag", "x", "--json").json()["notes"][0]["path"] == EVERGREEN
 
 
@@ -266,9 +268,10 @@ def test_update_tag_on_a_note_without_tags_appends_one_flow_line(kv: Path, cli: 
     new = after[rel].decode().splitlines(keepends=True)
     close = old.index("---\n", 1)
     assert new[:close] == old[:close]
-    assert new[close].startswith("updated: ")  # vb's changes are appended in their order
-    assert new[close + 1] == "tags: [theme]\n"
-    assert new[close + 2 :] == old[close:]
+    assert new[close] == "id: note-notes-minimal-theme\n"  # vb's first edit keeps the id
+    assert new[close + 1].startswith("updated: ")  # vb's changes are appended in their order
+    assert new[close + 2] == "tags: [theme]\n"
+    assert new[close + 3 :] == old[close:]
 
 
 @pytest.mark.parametrize(

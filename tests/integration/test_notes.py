@@ -329,10 +329,11 @@ def test_note_without_id_is_never_written_by_reading_commands(vault: Path, cli: 
     assert snapshot(vault) == before
 
 
-def test_agent_search_on_a_hand_made_note_only_appends_the_access_keys(
+def test_agent_search_on_a_hand_made_note_only_appends_its_id_and_the_access_keys(
     vault: Path, cli: Any
 ) -> None:
-    """An agent's retrieval records access (vb-owned keys); nothing else in the note changes."""
+    """An agent's retrieval records access (vb-owned keys) and, with vb's first edit, the id
+    the note has (so that it keeps it when renamed); nothing else in the note changes."""
     rel = "notes/Hand Made.md"
     raw = b"---\r\n# mine\r\nstatus: 'draft'\r\n\r\n---\r\nThe capybara project.\r\n"
     path = put(vault, rel, raw)
@@ -340,11 +341,14 @@ def test_agent_search_on_a_hand_made_note_only_appends_the_access_keys(
     out = path.read_bytes()
     lines = out.split(b"\r\n")
     assert lines[:3] == [b"---", b"# mine", b"status: 'draft'"]
-    assert lines[3] == b"access_count: 1"
+    assert lines[3] == b"id: note-notes-hand-made"
+    assert lines[4] == b"access_count: 1"
     # (to the microsecond: two machines' reads in one second must not write identical files)
-    assert re.fullmatch(rb"last_accessed: \d{4}-\d\d-\d\dT[\d:]+(\.\d{6})?[+-]\d\d:\d\d", lines[4])
-    assert lines[5:] == [b"", b"---", b"The capybara project.", b""]
-    assert b"\nid:" not in out and out.count(b"\n") == out.count(b"\r\n")
+    assert re.fullmatch(rb"last_accessed: \d{4}-\d\d-\d\dT[\d:]+(\.\d{6})?[+-]\d\d:\d\d", lines[5])
+    assert lines[6:] == [b"", b"---", b"The capybara project.", b""]
+    assert out.count(b"\n") == out.count(b"\r\n")
+    vb(cli, vault, "search", "capybara", "--session", "s1")
+    assert path.read_bytes().count(b"\nid: ") == 1  # written once
 
 
 def test_show_by_id_and_by_path_return_the_same_note(vault: Path, cli: Any) -> None:

@@ -685,7 +685,7 @@ def test_cli_and_mcp_report_the_same_fields_for_the_same_note(
     cli = run_vb("--vault", str(vault), "show", "entities/people/grace.md", "--json").json()
     cli.pop("version")
     mcp = server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
-    assert set(mcp) == set(cli) == {"note", "warnings"}
+    assert set(mcp) == set(cli) == {"note", "warnings", "notices"}
     assert set(mcp["note"]) == set(cli["note"])
     assert mcp["note"] == cli["note"]
 

@@ -257,7 +257,8 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
 
     def show(self, ref: str) -> NoteResult:
         with self._use("skip") as vault:
-            return NoteResult(NoteView.of(notes.show(vault, ref)))
+            found: list[str] = []  # (an old id of a renamed note: where it is now)
+            return NoteResult(NoteView.of(notes.show(vault, ref, found)), notices=found)
 
     def retrieve(self, ref: str) -> NoteResult:
         """Read one memory in full; an agent's retrieval is recorded for credit, and what the

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Protocol
 
+from vault_brain.app.memory.notes import renamed
 from vault_brain.app.memory.results import Result, result, to_json
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.clock import access_stamp, days_since, now, now_iso
@@ -26,6 +27,7 @@ from vault_brain.domain.notes.credit import (
     stored_score,
     update_score,
 )
+from vault_brain.domain.notes.model import id_key
 from vault_brain.domain.policy.scopes import note_scope
 from vault_brain.domain.sessions.records import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
@@ -98,11 +100,13 @@ def _edit_keys(
     tx: Transaction, vault: Vault, rel: str, changes: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> str | None:
     """Set vb-owned keys on one note inside a transaction, computed from the note's current
-    front matter (so that a re-apply at commit builds on a hand edit made meanwhile);
-    returns why the note was skipped, if it was."""
+    front matter (so that a re-apply at commit builds on a hand edit made meanwhile), and
+    its `id` if the front matter has none (`id_key`); returns why the note was skipped, if
+    it was."""
 
     def change(raw: bytes) -> bytes:
-        return edit_front_matter(raw, changes(parse_text(raw).meta), where=rel)
+        meta = parse_text(raw).meta
+        return edit_front_matter(raw, {**id_key(rel, meta), **changes(meta)}, where=rel)
 
     try:
         tx.edit(vault.paths.note(rel), change)
@@ -240,10 +244,12 @@ def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
             result.repeated = True
             return result
         for note_id, rel in retrieved:
-            rel = _locate(vault, note_id, rel)
-            if rel is None:
-                result.skipped.append(Skipped(note_id, "not found"))
+            found = _locate(vault, note_id, rel)
+            if found is None:
+                where = f" (was {rel})" if rel else ""
+                result.skipped.append(Skipped(note_id, f"not found{where}: {GONE}"))
                 continue
+            rel = found
             full = vault.paths.note(rel)
             meta = parse_text(tx.read(full)).meta
             if meta.get("conflict_of"):  # another machine's text, until a person keeps one
@@ -261,6 +267,14 @@ def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
                 continue
             new = stored_score(parse_text(tx.read(full)).meta.get("credit"), old)
             result.changes.append(CreditChange(note_id, rel, old, new))
+        missing = [s.id for s in result.skipped if s.reason.startswith("not found")]
+        if missing and not result.changes:  # nothing written: the feedback can be given again
+            raise NotFoundError(
+                f"nothing credited: {_count_words(len(missing))} retrieved in the last turn "
+                f"of session {session!r} cannot be found ({', '.join(missing)})",
+                hint=f"{GONE}; if it was renamed, give it back its id in its properties "
+                f"(`id: {missing[0]}`) and give the feedback again",
+            )
         append_record(tx, session, {"type": "feedback", "signal": signal, "reward": reward})
         tx.append_jsonl(
             vault.paths.credit_log, [{"ts": stamp, "event": "feedback", **to_json(result)}]
@@ -269,13 +283,28 @@ def apply_feedback(vault: Vault, session: str, word: str) -> FeedbackResult:
     return result
 
 
+GONE = "deleted, or renamed and changed before vb saw it"
+
+
+def _count_words(n: int) -> str:
+    return "the note" if n == 1 else f"the {n} notes"
+
+
 def _locate(vault: Vault, note_id: str, rel: str | None) -> str | None:
-    """The recorded path if the note is still there, else the index's answer for the id."""
+    """Where the note retrieved as `note_id` at `rel` is now: the recorded path if the
+    note is still there, else the index's answer for the id, else where the index saw it
+    renamed or moved to (by its old path, then its old id)."""
     if rel and vault.paths.note(rel).is_file():
         return rel
     vault.reconcile()
     stored = vault.index.stored_by_id(note_id, include_archive=False)
-    return str(stored["path"]) if stored else None
+    if stored:
+        return str(stored["path"])
+    for old in (rel, note_id):
+        moved = renamed(vault, old, include_archive=False) if old else None
+        if moved is not None:
+            return moved
+    return None
 
 
 def credit_rows(vault: Vault, at: dt.datetime | None = None) -> list[dict[str, Any]]:

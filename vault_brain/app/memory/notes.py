@@ -20,6 +20,7 @@ from vault_brain.domain.notes.model import (
     PERSON,
     Filters,
     Note,
+    id_key,
     is_vb_source,
     merged_source,
     note_source,
@@ -28,6 +29,7 @@ from vault_brain.domain.notes.model import (
 from vault_brain.domain.policy.scopes import GLOBAL
 from vault_brain.domain.text import check_category, check_choice, clean_tags, slugify
 from vault_brain.storage.files import note_path, safe_relpath
+from vault_brain.storage.index.renames import follow
 from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.frontmatter_edit import (
@@ -43,9 +45,17 @@ ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_fr
 WRITABLE_TYPES = ("entity", "episode")
 
 
-def resolve(vault: Vault, ref: str, include_archive: bool = True, memory_only: bool = False) -> str:
+def resolve(
+    vault: Vault,
+    ref: str,
+    include_archive: bool = True,
+    memory_only: bool = False,
+    notices: list[str] | None = None,
+) -> str:
     """An id or a vault-relative path -> the note's relative path. `memory_only` refuses
-    paths that are not memory notes (STRATEGY.md, MEMORY.md, transcripts, logs, .vb/)."""
+    paths that are not memory notes (STRATEGY.md, MEMORY.md, transcripts, logs, .vb/). An
+    old id or path of a note the index saw renamed finds the note where it is now, and adds
+    a one-line notice saying so to `notices`."""
     ref = _as_stored(vault, ref)
     if "/" in ref or "\\" in ref or ref.lower().endswith(".md"):
         rel = safe_relpath(vault.paths, ref)
@@ -56,21 +66,54 @@ def resolve(vault: Vault, ref: str, include_archive: bool = True, memory_only: b
                 "entities/people/alice.md",
             )
         if not vault.paths.note(rel).is_file():
-            raise NotFoundError(f"no note at {rel!r}", hint="check the path with `vb list`")
+            with contextlib.suppress(LockedError):
+                vault.reconcile()  # (a rename made just now is seen by it)
+            moved = renamed(vault, rel, include_archive, notices)
+            if moved is None:
+                raise NotFoundError(f"no note at {rel!r}", hint="check the path with `vb list`")
+            return moved
         return rel
     try:
         vault.reconcile()
     except LockedError:  # another process holds the index: read it as it is, plus the files
         found = _find_unindexed(vault, ref, include_archive)  # changed since (no index write)
         if found is None:
+            found = renamed(vault, ref, include_archive, notices)
+        if found is None:
             raise
         return found
     stored = vault.index.stored_by_id(ref, include_archive=include_archive)
     if stored is None:
-        raise NotFoundError(
-            f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
-        )
+        moved = renamed(vault, ref, include_archive, notices)
+        if moved is None:
+            raise NotFoundError(
+                f"no note with id {ref!r}", hint="find ids with `vb list` or `vb search`"
+            )
+        return moved
     return str(stored["path"])
+
+
+def renamed(
+    vault: Vault, ref: str, include_archive: bool = True, notices: list[str] | None = None
+) -> str | None:
+    """Where the note an old id or path (`ref`) named is now, if the index saw it renamed
+    or moved (storage/index/renames.py) and it is still there; a notice in `notices`."""
+    move = follow(vault.paths, ref)
+    if move is None or not vault.paths.note(move.new_path).is_file():
+        return None
+    rel = move.new_path
+    if not include_archive and PurePosixPath(rel).parts[0] == ARCHIVE:
+        return None
+    note = load_note(vault.paths.root, rel)
+    if notices is not None:
+        now = f"{rel}" if note.id == ref else f"{rel} (id {note.id})"
+        how = "renamed" if _folder(move.old_path) == _folder(rel) else "moved"
+        notices.append(f"{ref} was {how}: the note is now {now}")
+    return rel
+
+
+def _folder(rel: str) -> str:
+    return PurePosixPath(rel).parent.as_posix()
 
 
 def _as_stored(vault: Vault, ref: str) -> str:
@@ -198,8 +241,8 @@ def _free_target(
             return rel, name
 
 
-def show(vault: Vault, ref: str) -> Note:
-    return load_note(vault.paths.root, resolve(vault, ref))
+def show(vault: Vault, ref: str, notices: list[str] | None = None) -> Note:
+    return load_note(vault.paths.root, resolve(vault, ref, notices=notices))
 
 
 def update(
@@ -231,7 +274,7 @@ def update(
         changes["private"] = True
 
     def change(raw: bytes) -> bytes:
-        keys = dict(changes)
+        keys = {**id_key(rel, parse_text(raw).meta), **changes}
         if content is not None:
             keys.update(_source_change(parse_text(raw).meta.get("source"), source, append))
         new = edit_front_matter(raw, keys, where=rel)

@@ -138,6 +138,8 @@ class NoteResult(Result):
     warnings: list[str] = field(default_factory=list)
     """What the gate found in text a person stored anyway (it is kept out of agents'
     context)."""
+    notices: list[str] = field(default_factory=list)
+    """How the note was found, when not as asked: an old id or path of a renamed note."""
 
 
 @result

@@ -211,6 +211,15 @@ def note_from_parsed(
     )
 
 
+def id_key(rel: str, meta: dict[str, Any]) -> dict[str, str]:
+    """`{"id": <the id the note has now>}` for a note whose front matter has no `id` yet, else
+    {}: vb writes it with its first edit of the note, so the id stays when the note is
+    renamed or moved (in Obsidian or anywhere else)."""
+    if _as_str(meta.get("id")):
+        return {}
+    return {"id": note_from_parsed(rel, meta, "", has_front_matter=True, error=None).id}
+
+
 def _scopes(given: tuple[str, ...]) -> tuple[str, ...]:
     """Scope filters as given ("user:ana,global", ...), checked; () when any scope will do."""
     parts = [part.strip() for item in given for part in str(item).split(",") if part.strip()]

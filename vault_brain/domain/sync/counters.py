@@ -137,6 +137,26 @@ def _front_lines(text: str) -> tuple[list[str], int] | None:
     return (lines[1:close], close) if close is not None else None
 
 
+SHARED_NEW_KEYS = ("id",)  # written by vb's first edit of a note on each machine alike
+
+
+def shared_new_keys(base: str, ours: str, theirs: str) -> tuple[str, ...]:
+    """The keys of `SHARED_NEW_KEYS` the ancestor lacks that ours and theirs both added with
+    the same line (vb's first edit of a note writes its `id` on each machine): anchored at
+    ours' place like new counters, so that the two additions are one line, not a clash."""
+    lines: list[dict[str | None, str]] = []
+    for text in (base, ours, theirs):
+        side = _front_lines(text)
+        if side is None:
+            return ()
+        lines.append({_top_key(x): x for x in side[0] if _top_key(x)})
+    return tuple(
+        k
+        for k in SHARED_NEW_KEYS
+        if k not in lines[0] and k in lines[1] and lines[1][k] == lines[2].get(k)
+    )
+
+
 def anchor_new_keys(owner: str, other: str, keys: Sequence[str]) -> str | None:
     """`other` with the lines of `keys` (counters the ancestor lacks, merged and written in
     `owner`) copied from `owner` to the same place: after the key they follow in `owner`.

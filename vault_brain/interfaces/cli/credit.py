@@ -31,6 +31,8 @@ def feedback(
     elif result.changes:
         lines = [f"{result.signal} ({result.reward:+g}, shared {result.share:+.3f}):"]
         lines += [f"  {c.id}: {c.old:.3f} -> {c.new:.3f}" for c in result.changes]
+    elif result.skipped:
+        lines = [f"{result.signal}: nothing credited"]
     else:
         lines = [f"{result.signal}: no memories were retrieved in the last turn; nothing credited"]
     lines += [f"  skipped {s.id}: {s.reason}" for s in result.skipped]

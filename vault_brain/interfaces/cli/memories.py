@@ -109,6 +109,9 @@ def show(
 ) -> None:
     """Show one note: its vb keys and its body."""
     result = open_api().show(ref)
+    if not as_json:
+        for notice in result.notices:
+            typer.echo(f"vb: {notice}", err=True)
     emit(result, as_json, _head(result.note) + "\n\n" + result.note.body)
 
 

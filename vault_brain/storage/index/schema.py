@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import PurePosixPath
 from typing import Any
@@ -15,8 +16,9 @@ from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes.model import Note
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 12  # 10: each row says who wrote the note (`source`); 11: `previously`,
-# `slots` and `superseded`; 12: a conflict copy is not current (`conflict_of`)
+SCHEMA_VERSION = 13  # 10: each row says who wrote the note (`source`); 11: `previously`,
+# `slots` and `superseded`; 12: a conflict copy is not current (`conflict_of`); 13: a hash of
+# the body (`body_hash`: a note renamed is known by it, storage/index/renames.py)
 SUMMARY_CHARS = 400
 MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes they fill
 # Text fields searched by a query, with their BM25F field boosts.
@@ -108,6 +110,11 @@ def summary(body: str, limit: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def body_hash(body: str) -> str:
+    """A short hash of a note's body: the same note under another path has the same one."""
+    return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
 def row(note: Note) -> dict[str, Any]:
     """The per-note values listings, ranking, credit and MEMORY.md need, kept in a column
     so they can be read for every note at once without decompressing stored documents."""
@@ -132,6 +139,7 @@ def row(note: Note) -> dict[str, Any]:
         "source": note.source,
         "superseded": superseded(note),
         "conflict_of": conflict_of(note),
+        "body_hash": body_hash(note.body),
         # decay runs from the last access (else the last update, else creation)
         "ref_ts": epoch(note.last_accessed or note.updated or note.created),
         "born_ts": epoch(note.created or note.updated),

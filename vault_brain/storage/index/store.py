@@ -23,7 +23,9 @@ from whoosh.query import And, Every, Or, Term
 
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters, Note, note_from_parsed
+from vault_brain.domain.notes.renames import moves_between
 from vault_brain.storage.files import atomic_write, file_lock, io_error, write_cache
+from vault_brain.storage.index.renames import record_moves
 from vault_brain.storage.index.scan import (
     ReconcileResult,
     diff_manifest,
@@ -228,6 +230,7 @@ class Index:
                 return self._build_first(progress, timeout, locked=True)
             result = diff_manifest(disk, manifest.files)
             if result.changed:
+                gone = self._identities(result.removed if result.added else [])
                 try:
                     rows = self._write(
                         result.added + result.updated,
@@ -237,6 +240,7 @@ class Index:
                     )
                 except _CorruptIndex:
                     return self._build_first(progress, timeout, locked=True)
+                self._record_moves(gone, result.added)
                 for rel in result.removed:
                     manifest.files.pop(rel, None)
                 manifest.files.update(rows)
@@ -364,7 +368,10 @@ class Index:
             result.stamps = {rel: manifest.files.get(rel) for rel in wanted}
             if not present and not gone:
                 return result
+            came = [rel for rel in present if rel not in manifest.files]
+            identities = self._identities(gone if came else [])
             rows = self._write(present, gone, None, len(present))
+            self._record_moves(identities, came)
             for rel in gone:
                 manifest.files.pop(rel, None)
             for rel in present:
@@ -375,6 +382,21 @@ class Index:
             self._sweep(manifest)
             self._save(manifest)
         return result
+
+    def _identities(self, rels: list[str]) -> dict[str, tuple[str, str | None]]:
+        """path -> (id, body hash) of these indexed notes (before they are dropped)."""
+        found = {}
+        for rel in rels:
+            row = self.row_for_path(rel)
+            if row is not None:
+                found[rel] = (str(row.get("id") or ""), row.get("body_hash"))
+        return found
+
+    def _record_moves(self, gone: dict[str, tuple[str, str | None]], came: list[str]) -> None:
+        """Record as renames the notes among `came` (just indexed) that are notes of `gone`
+        under a new path (storage/index/renames.py)."""
+        if gone and came:
+            record_moves(self.paths, moves_between(gone, self._identities(came)))
 
     def merge(self) -> bool:
         """Merge the small segments `merge_later` writes left (when it is quiet); False when

@@ -27,6 +27,7 @@ from vault_brain.domain.sync.counters import (
     counter_places,
     merge_counters,
     render_float,
+    shared_new_keys,
 )
 
 TYPE_CHECKING = False
@@ -268,8 +269,9 @@ def place_counters(
     ]
     if texts[0] is None or texts[1] is None or texts[2] is None:
         return None
-    if at.new:
-        anchored = [anchor_new_keys(texts[1], x, at.new) for x in (texts[0], texts[2])]
+    new = (*at.new, *shared_new_keys(texts[0], texts[1], texts[2]))
+    if new:
+        anchored = [anchor_new_keys(texts[1], x, new) for x in (texts[0], texts[2])]
         if anchored[0] is not None and anchored[1] is not None:
             texts[0], texts[2] = anchored
     return [str(x).encode("utf-8") for x in texts]
