@@ -796,6 +796,26 @@ def test_every_tool_answers_its_contract_fields_compactly(server: McpServer, vau
         _no_copies(doc)
 
 
+def test_history_lists_each_change_once(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Wren", "content": "Wren v1."},
+    )
+    assert run_vb("--vault", str(vault), "sync").exit_code == 0  # (commits: no remote yet)
+    server.ok("memory_update", {"id": stored["id"], "content": "Wren v2."})
+    assert run_vb("--vault", str(vault), "sync").exit_code == 0
+    result = server.call("memory_history", {"id": stored["id"]})
+    assert not result.is_error, result.content
+    history = _words(result)
+    assert (history["id"], history["path"]) == (stored["id"], stored["path"])
+    assert "paths" not in history and "seconds" not in history  # (never moved)
+    assert len(history["entries"]) >= 2
+    for entry in history["entries"]:
+        assert "operation" not in entry and entry["operations"]  # the list, not it joined too
+        assert "patch" not in entry
+    _no_copies({k: v for k, v in history.items() if k != "entries"})
+
+
 def test_errors_are_code_message_and_hint(server: McpServer, vault: Path) -> None:
     """The CLI's `--json` error document, in vb's words, for every kind of failure."""
     big = server.failure("memory_search", {"query": "x", "limit": 1000})

@@ -29,6 +29,7 @@ from vault_brain.app.memory.results import (
     SearchResult,
     to_json,
 )
+from vault_brain.app.sync.history import HistoryResult, KeyChange, MergeSide
 from vault_brain.domain.errors import VaultBrainError
 
 
@@ -174,6 +175,41 @@ class Compacted(Answer):
     archived: list[str] | None = Field(default=None, description="The notes archived (paths).")
 
 
+class Change(Answer):
+    commit: str
+    when: str = Field(description="The commit's author date (ISO 8601).")
+    author: str
+    operations: list[str] = Field(
+        description="What the commit did to the note: feedback, flush, promote, consolidate, "
+        "prune, merge, conflict copy, archive, restore, rename, created, deleted, retrieval, "
+        "vb edit, hand edit."
+    )
+    path: str = Field(description="Where the note was after this change.")
+    status: str = Field(description="added, modified, renamed, copied or deleted.")
+    subject: str = Field(description="The commit message's first line.")
+    renamed_from: str | None = None
+    details: list[str] | None = Field(default=None, description="What vb's logs say of it.")
+    keys: list[KeyChange] | None = Field(
+        default=None, description="The front matter keys that changed."
+    )
+    lines_added: int = 0
+    lines_removed: int = 0
+    sides: list[MergeSide] | None = Field(
+        default=None, description="For a merge: each parent, whose text the note had there."
+    )
+
+
+class History(Answer):
+    """Every change to one memory, newest first."""
+
+    id: str
+    path: str = Field(description="The note's path now.")
+    paths: list[str] | None = Field(
+        default=None, description="Every path the note had, newest first (when it moved)."
+    )
+    entries: list[Change]
+
+
 # ----------------------------------------------------------------------------- conversions
 
 
@@ -206,6 +242,32 @@ def credits(report: CreditReport) -> Credits:
                 Entry(id=e.id, name=e.title, score=e.effective_credit, access_count=e.access_count)
             )
     return Credits(entries=entries, count=report.count)
+
+
+def history(result: HistoryResult) -> History:
+    return History(
+        id=result.id,
+        path=result.path,
+        paths=result.paths if result.paths != [result.path] else None,
+        entries=[
+            Change(
+                commit=e.commit,
+                when=e.when,
+                author=e.author,
+                operations=e.operations,
+                path=e.path,
+                status=e.status,
+                subject=e.subject,
+                renamed_from=e.renamed_from,
+                details=e.details or None,
+                keys=e.keys or None,
+                lines_added=e.lines_added,
+                lines_removed=e.lines_removed,
+                sides=e.sides or None,
+            )
+            for e in result.entries
+        ],
+    )
 
 
 def compacted(result: CompactResult) -> Compacted:

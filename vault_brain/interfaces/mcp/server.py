@@ -31,7 +31,6 @@ from pydantic import ValidationError
 from vault_brain import __version__
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.memory.credit import FeedbackResult
-from vault_brain.app.sync.history import HistoryResult
 from vault_brain.app.sync.persona import PersonaResult
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters
@@ -242,13 +241,13 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> Vaul
         with _as_tool_errors():
             return answer(api.feedback(signal))
 
-    def memory_history(id: NoteRef) -> Annotated[CallToolResult, HistoryResult]:
+    def memory_history(id: NoteRef) -> Annotated[CallToolResult, answers.History]:
         """Every change to one memory from the vault's git history, newest first (also
         across renames and archiving): when, the commit, every operation it did (feedback,
         flush, promote, merge from another machine, conflict copy, hand edit, ...), the
         front matter keys that changed and the body lines added and removed."""
         with _as_tool_errors():
-            return answer(api.history(id))
+            return answer(answers.history(api.history(id)))
 
     def memory_persona(
         action: PersonaAction, name: PersonaName = None
