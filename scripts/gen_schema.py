@@ -34,17 +34,17 @@ from vault_brain.interfaces.clients import ClientConfig
 RESULTS: dict[str, tuple[type, str]] = {
     "note": (
         results.NoteResult,
-        "vb add|show|update; memory_store, memory_retrieve, memory_update",
+        "vb add|show|update",
     ),
-    "move": (results.MoveResult, "vb delete|restore; memory_delete"),
+    "move": (results.MoveResult, "vb delete|restore"),
     "note_list": (results.NoteList, "vb list"),
-    "search": (results.SearchResult, "vb search; memory_search"),
+    "search": (results.SearchResult, "vb search"),
     "search_batch_line": (results.BatchLine, "each line of vb search --queries"),
     "feedback": (FeedbackResult, "vb feedback; memory_feedback"),
-    "credit_report": (CreditReport, "vb credit report; credit_report"),
+    "credit_report": (CreditReport, "vb credit report"),
     "plan": (PlanResult, "vb consolidate|promote|prune"),
     "maintain": (MaintainResult, "vb maintain"),
-    "compact_memory": (CompactResult, "memory_compact"),
+    "compact_memory": (CompactResult, "memory_compact (empty lists left out)"),
     "memory_file": (MemoryFileResult, "vb memory-file"),
     "index": (results.IndexResult, "vb index"),
     "strategy": (results.StrategyResult, "vb strategy"),
@@ -53,7 +53,7 @@ RESULTS: dict[str, tuple[type, str]] = {
     "init": (results.InitResult, "vb init"),
     "status": (StatusReport, "vb status"),
     "sync": (SyncResult, "vb sync"),
-    "history": (HistoryResult, "vb history; memory_history"),
+    "history": (HistoryResult, "vb history"),
     "log": (LogResult, "vb log"),
     "persona": (PersonaResult, "vb persona; memory_persona"),
     "graph": (GraphResult, "vb graph"),
@@ -103,8 +103,8 @@ def render() -> str:
         "title": "vault_brain results",
         "description": (
             f"Every `vb ... --json` document is {{'version': {results.SCHEMA_VERSION}, "
-            "...fields of one result below}; the MCP tools return the same fields as "
-            "structured content (without `version`)."
+            "...fields of one result below}; the MCP tools answer compact documents made "
+            "from these (their fields and output schemas: docs/agents.md and tools/list)."
         ),
         "version": results.SCHEMA_VERSION,
         "results": {},

@@ -233,7 +233,7 @@ def test_an_agent_writes_only_its_scopes_and_reads_only_what_it_may(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Own", "content": "Scout's garden"},
     )
-    assert _meta(vault, stored["note"]["path"])["scope"] == "agent:scout"
+    assert _meta(vault, stored["path"])["scope"] == "agent:scout"
     refused = scout.error(
         "memory_store",
         {
@@ -245,7 +245,7 @@ def test_an_agent_writes_only_its_scopes_and_reads_only_what_it_may(
         },
     )
     assert "may not write scope user:zed" in refused and "agents/scout.md" in refused
-    titles = {h["title"] for h in scout.ok("memory_search", {"query": "garden"})["results"]}
+    titles = {h["name"] for h in scout.ok("memory_search", {"query": "garden"})["results"]}
     assert titles == {"Shared", "Own"}  # never Zed's
     assert "may not read scope user:zed" in scout.error(
         "memory_search", {"query": "garden", "scope": "user:zed"}

@@ -55,7 +55,7 @@ def test_an_agent_store_or_update_the_gate_refuses_is_a_tool_error_with_the_reas
             "name": "Billing",
             "content": "Billing ships in May.",
         },
-    )["note"]
+    )
     error = server.error("memory_update", {"id": stored["id"], "content": INJECTION})
     assert "not stored: it contains an instruction" in error
     assert (vault / stored["path"]).read_text().endswith("Billing ships in May.\n")
@@ -104,15 +104,17 @@ def test_agents_are_shown_notes_through_the_gate(server: McpServer, vault: Path,
     )
     assert cli(*v, "memory-file").exit_code == 0
 
-    mine = server.ok("memory_retrieve", {"id": "entity-home-router"})["note"]
+    mine = server.ok("memory_retrieve", {"id": "entity-home-router"})
     assert mine["written_by"] == "person"
-    assert KEY not in mine["body"] and "Admin token [redacted: credential]." in mine["body"]
-    assert INJECTION in mine["body"] and "Reboot it on Sundays." in mine["body"]
-    theirs = server.ok("memory_retrieve", {"id": "entity-home-printer"})["note"]
+    assert KEY not in json.dumps(mine)
+    assert "Admin token [redacted: credential]." in mine["content"]
+    assert INJECTION in mine["content"] and "Reboot it on Sundays." in mine["content"]
+    theirs = server.ok("memory_retrieve", {"id": "entity-home-printer"})
     assert theirs["written_by"] == "conversation"
-    assert "Ignore all previous" not in theirs["body"] and "[redacted: injection]" in theirs["body"]
-    assert "The printer is in the study." in theirs["body"]
-    assert "A4 paper" in theirs["body"]  # (only the offending span)
+    assert "Ignore all previous" not in json.dumps(theirs)
+    assert "[redacted: injection]" in theirs["content"]
+    assert "The printer is in the study." in theirs["content"]
+    assert "A4 paper" in theirs["content"]  # (only the offending span)
     hits = server.ok("memory_search", {"query": "router token"})["results"]
     assert hits and all(KEY not in h["snippet"] for h in hits)
     assert {h["written_by"] for h in hits if h["id"] == "entity-home-router"} == {"person"}

@@ -87,10 +87,20 @@ class McpServer:
         assert isinstance(result.structured_content, dict)
         return result.structured_content
 
-    def error(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+    def failure(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A failed call's `{code, message, hint}` (its text, one line of JSON)."""
         result = self.call(name, arguments)
         assert result.is_error, result.structured_content
-        return str(getattr(result.content[0], "text", result.content[0]))
+        text = str(getattr(result.content[0], "text", result.content[0]))
+        assert "\n" not in text, text
+        doc: dict[str, Any] = json.loads(text)
+        assert set(doc) == {"code", "message", "hint"}, doc
+        return doc
+
+    def error(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        """A failed call's message and hint on one line, as the CLI says them."""
+        doc = self.failure(name, arguments)
+        return f"{doc['message']} (hint: {doc['hint']})" if doc["hint"] else doc["message"]
 
     def settle(self) -> None:
         """Any tool but the retrievals first records the accesses still pending."""
@@ -191,21 +201,18 @@ def test_store_writes_the_note_at_the_returned_path(server: McpServer, vault: Pa
             "tags": ["friends", "#Math"],
         },
     )
-    note = out["note"]
-    assert (note["id"], note["path"]) == (
-        "entity-people-ada-lovelace",
-        "entities/people/ada-lovelace.md",
-    )
+    note = out
+    assert out == {"id": "entity-people-ada-lovelace", "path": "entities/people/ada-lovelace.md"}
     front = meta(vault, note["path"])
     assert front["id"] == note["id"] and front["type"] == "entity"
     assert front["category"] == "people" and front["title"] == "Ada Lovelace"
     assert front["tags"] == ["friends", "math"] and front["credit"] == 0.5
-    assert body(vault, note["path"]) == "Ada prefers tea over coffee.\n" == note["body"]
+    assert body(vault, note["path"]) == "Ada prefers tea over coffee.\n"
 
     episode = server.ok(
         "memory_store",
         {"type": "episode", "category": "", "name": "Kickoff call", "content": "We met."},
-    )["note"]
+    )
     month = dt.date.today().strftime("%Y-%m")
     assert episode["path"] == f"episodes/{month}/kickoff-call.md"
     assert meta(vault, episode["path"])["category"] == "general"
@@ -215,18 +222,18 @@ def test_retrieve_returns_the_note_and_records_the_access(server: McpServer, vau
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Apollo", "content": "Apollo ships."},
-    )["note"]
-    out = server.ok("memory_retrieve", {"id": stored["id"]})["note"]
-    assert out["body"] == "Apollo ships.\n" and out["credit"] == 0.5
-    assert out["path"] == stored["path"] and out["title"] == "Apollo"
-    assert out["meta"]["title"] == "Apollo" and out["meta"]["credit"] == 0.5
+    )
+    out = server.ok("memory_retrieve", {"id": stored["id"]})
+    assert out["content"] == "Apollo ships.\n" and out["credit_score"] == 0.5
+    assert out["path"] == stored["path"] and out["name"] == "Apollo"
+    assert out["metadata"]["category"] == "projects" and out["metadata"]["access_count"] == 0
     server.settle()
     assert meta(vault, stored["path"])["access_count"] == 1
     last = session_records(vault)[-1]
     assert last["type"] == "retrieval" and last["tool"] == "memory_retrieve"
     assert last["ids"] == [stored["id"]] and last["paths"] == [stored["path"]]
     # by path as well as by id
-    assert server.ok("memory_retrieve", {"id": stored["path"]})["note"]["id"] == stored["id"]
+    assert server.ok("memory_retrieve", {"id": stored["path"]})["id"] == stored["id"]
     server.settle()
     assert meta(vault, stored["path"])["access_count"] == 2
 
@@ -237,7 +244,7 @@ def test_search_is_credit_weighted_and_records_access(server: McpServer, vault: 
     write_note(vault, low, {"title": "Quokka low", "credit": 0.1}, text)
     write_note(vault, high, {"title": "Quokka high", "credit": 0.9}, text)
     out = server.ok("memory_search", {"query": "quokka habitat", "limit": 5})
-    titles = [r["title"] for r in out["results"]]
+    titles = [r["name"] for r in out["results"]]
     assert titles == ["Quokka high", "Quokka low"]
     assert out["results"][0]["score"] > out["results"][1]["score"]
     assert "Rottnest" in out["results"][0]["snippet"]
@@ -248,11 +255,10 @@ def test_search_is_credit_weighted_and_records_access(server: McpServer, vault: 
     assert last["ids"] == [r["id"] for r in out["results"]] and last["tool"] == "memory_search"
 
     assert server.ok("memory_search", {"query": "quokka habitat", "type": "episode"}) == {
-        "query": "quokka habitat",
         "results": [],
     }
     top = server.ok("memory_search", {"query": "quokka", "limit": 1})["results"]
-    assert [r["title"] for r in top] == ["Quokka high"]
+    assert [r["name"] for r in top] == ["Quokka high"]
     server.settle()
     assert [meta(vault, rel)["access_count"] for rel in (high, low)] == [2, 1]
 
@@ -261,7 +267,7 @@ def test_accesses_are_recorded_after_a_second_without_calls(server: McpServer, v
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Idle", "content": "Idle heron."},
-    )["note"]
+    )
     server.ok("memory_search", {"query": "idle heron"})
     deadline = time.monotonic() + 10
     while meta(vault, stored["path"]).get("access_count") != 1:
@@ -276,7 +282,7 @@ def test_feedback_credits_the_retrieved_memories_in_front_matter_and_log(
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "preferences", "name": "Editor", "content": "Uses Helix."},
-    )["note"]
+    )
     server.ok("memory_search", {"query": "helix editor"})
     out = server.ok("memory_feedback", {"signal": "good"})
     assert out["session"] == SESSION and out["signal"] == "positive_feedback"
@@ -296,11 +302,10 @@ def test_update_replaces_the_body_and_only_the_updated_line(server: McpServer, v
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Zephyr", "content": "Old text."},
-    )["note"]
+    )
     before = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
     out = server.ok("memory_update", {"id": stored["id"], "content": "New text, **bold**."})
-    assert out["note"]["id"] == stored["id"] and out["note"]["path"] == stored["path"]
-    assert out["note"]["body"] == "New text, **bold**.\n"
+    assert out == {"id": stored["id"], "updated": True, "path": stored["path"]}
     after = (vault / stored["path"]).read_text(encoding="utf-8").splitlines()
 
     def front(lines: list[str]) -> list[str]:
@@ -316,13 +321,13 @@ def test_delete_archives_and_never_hard_deletes(server: McpServer, vault: Path) 
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Gadget", "content": "Gadget v1."},
-    )["note"]
+    )
     out = server.ok("memory_delete", {"id": stored["id"], "reason": "superseded"})
     assert out == {
         "id": stored["id"],
+        "archived": True,
         "path": f"archive/{stored['path']}",
         "from_path": stored["path"],
-        "archived": True,
     }
     assert not (vault / stored["path"]).exists()
     front = meta(vault, out["path"])
@@ -338,13 +343,15 @@ def test_credit_report_ranks_by_effective_credit(server: McpServer, vault: Path)
     write_note(vault, "entities/people/top-scorer.md", {"title": "Top scorer", "credit": 0.99}, "x")
     for n, credit in enumerate((0.3, 0.6, 0.1, 0.8)):
         write_note(vault, f"entities/projects/p{n}.md", {"title": f"P{n}", "credit": credit}, "y")
-    out = server.ok("credit_report", {"top_n": 3})
-    assert len(out["highest"]) == 3 and out["highest"][0]["title"] == "Top scorer"
-    scores = [e["effective_credit"] for e in out["highest"]]
+    out = server.ok("credit_report", {"top_n": 2})
+    entries = out["entries"]
+    assert [e["name"] for e in entries] == ["Top scorer", "P3", "P0", "P2"]  # 2 high, 2 low
+    assert all(set(e) == {"id", "name", "score", "access_count"} for e in entries)
+    scores = [e["score"] for e in entries]
     assert scores == sorted(scores, reverse=True)
-    lowest = [e["effective_credit"] for e in out["lowest"]]
-    assert lowest == sorted(lowest) and lowest[0] <= scores[-1]
-    assert out["count"] == run_vb("--vault", str(vault), "list", "--json").json()["count"]
+    assert out["count"] == run_vb("--vault", str(vault), "list", "--json").json()["count"] == 5
+    # top_n larger than half the vault: each note once
+    assert len(server.ok("credit_report", {"top_n": 4})["entries"]) == 5
 
 
 def test_compact_consolidates_and_prunes(server: McpServer, vault: Path) -> None:
@@ -499,7 +506,7 @@ def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> No
                     {
                         "type": "entity",
                         "category": "projects",
-                        "name": "Parallel note",
+                        "name": f"Parallel note {who}{n}",
                         "content": f"Written by {who} #{n}, concurrently.",
                     },
                 )
@@ -515,8 +522,8 @@ def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> No
     finally:
         other.close()
     assert not [r.content for r in results if r.is_error]
-    stored = [r.structured_content for r in results if "note" in (r.structured_content or {})]
-    paths = {s["note"]["path"] for s in stored if s}
+    stored = [r.structured_content for r in results if "path" in (r.structured_content or {})]
+    paths = {s["path"] for s in stored if s}
     assert len(paths) == 16  # one note each, none overwritten
     texts = {body(vault, p) for p in paths}
     assert texts == {f"Written by {w} #{n}, concurrently.\n" for w in "ab" for n in range(8)}
@@ -531,22 +538,27 @@ def test_concurrent_calls_from_two_clients(server: McpServer, vault: Path) -> No
         ("memory_delete", {"id": "/etc/hosts"}, "is outside the vault"),
         ("memory_retrieve", {"id": "STRATEGY.md"}, "'STRATEGY.md' is not a memory note"),
         ("memory_retrieve", {"id": "logs/credit.jsonl"}, "is not a memory note"),
-        ("memory_search", {"query": "x", "limit": "ten"}, "limit"),
-        ("memory_search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
-        ("memory_store", {"type": "fact", "category": "c", "name": "n", "content": "c"}, "type"),
-        ("memory_store", {"type": "entity", "category": "people", "name": "n"}, "content"),
+        ("memory_search", {"query": "x", "limit": "ten"}, "limit must be a whole number"),
+        ("memory_search", {"query": "x", "limit": 0}, "limit must be at least 1"),
+        ("memory_search", {"query": "x", "limit": 1000}, "limit must be at most 100"),
+        (
+            "memory_store",
+            {"type": "fact", "category": "c", "name": "n", "content": "c"},
+            "type must be 'entity' or 'episode'",
+        ),
+        ("memory_store", {"type": "entity", "category": "people", "name": "n"}, "content is"),
         (
             "memory_store",
             {"type": "entity", "category": "people", "name": "n", "content": "c", "tags": "a"},
-            "tags",
+            "tags must be a list",
         ),
         (
             "memory_store",
             {"type": "entity", "category": " ", "name": "n", "content": "c"},
             "an entity needs a category",
         ),
-        ("memory_feedback", {"signal": "great"}, "signal"),
-        ("memory_unknown", {}, "Unknown tool"),
+        ("memory_feedback", {"signal": "great"}, "signal must be 'good', 'bad', "),
+        ("memory_unknown", {}, "unknown tool 'memory_unknown'"),
     ],
 )
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_going(
@@ -574,7 +586,7 @@ def test_a_path_escaping_name_stays_inside_the_vault(server: McpServer, vault: P
     out = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "../../evil", "content": "Nope."},
-    )["note"]
+    )
     target = (vault / out["path"]).resolve()
     assert target.is_relative_to(vault.resolve()) and target.is_file()
     assert (
@@ -586,7 +598,7 @@ def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: P
     stored = server.ok(
         "memory_store",
         {"type": "entity", "category": "projects", "name": "Heron", "content": "Heron v1."},
-    )["note"]
+    )
     assert server.ok("memory_search", {"query": "xylophone"})["results"] == []
     path = vault / stored["path"]
     text = path.read_text(encoding="utf-8").replace("Heron v1.", "Heron plays the xylophone.")
@@ -595,11 +607,11 @@ def test_a_note_edited_on_disk_between_calls_is_seen(server: McpServer, vault: P
     os.replace(tmp, path)  # as an editor saves
     hits = server.ok("memory_search", {"query": "xylophone"})["results"]
     assert [h["id"] for h in hits] == [stored["id"]]
-    assert server.ok("memory_retrieve", {"id": stored["id"]})["note"]["body"] == (
+    assert server.ok("memory_retrieve", {"id": stored["id"]})["content"] == (
         "Heron plays the xylophone.\n"
     )
     write_note(vault, "entities/projects/new-by-hand.md", {"title": "By hand"}, "Marimba too.\n")
-    assert [h["title"] for h in server.ok("memory_search", {"query": "marimba"})["results"]] == [
+    assert [h["name"] for h in server.ok("memory_search", {"query": "marimba"})["results"]] == [
         "By hand"
     ]
 
@@ -647,7 +659,7 @@ def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Pa
             assert "the vault is locked by another vb process (waited 0.5s)" in text
             assert "VB_LOCK_TIMEOUT" in text  # the hint
             found = server.ok("memory_search", {"query": "lockpicking"})
-            assert [r["title"] for r in found["results"]] == ["Lock"]  # reads still answer
+            assert [r["name"] for r in found["results"]] == ["Lock"]  # reads still answer
             # the idle timer (1 s) fires and finds the vault locked: nothing is recorded yet
             time.sleep(1.6)
             assert meta(vault, lock_note).get("access_count") is None
@@ -660,48 +672,232 @@ def test_a_locked_vault_is_a_tool_error_and_the_server_keeps_answering(vault: Pa
         out = server.ok(
             "memory_store",
             {"type": "entity", "category": "projects", "name": "Blocked", "content": "Now yes."},
-        )["note"]
+        )
         assert body(vault, out["path"]) == "Now yes.\n"
         assert meta(vault, lock_note)["access_count"] == 1  # recorded once, not twice
     finally:
         server.close()
 
 
-def test_cli_and_mcp_report_the_same_fields_for_the_same_note(
-    server: McpServer, vault: Path
-) -> None:
-    """One vocabulary: `vb show --json` and memory_retrieve, `vb search --json` and
-    memory_search, `vb credit report --json` and credit_report give the same documents."""
+def test_mcp_answers_are_the_cli_results_trimmed(server: McpServer, vault: Path) -> None:
+    """`vb show --json` and memory_retrieve, `vb search --json` and memory_search, `vb credit
+    report --json` and credit_report speak of the same notes with the same values; MCP's
+    answers carry fewer fields (the contract's), never one the CLI's result contradicts."""
     write_note(
         vault,
         "entities/people/grace.md",
         {"title": "Grace", "tags": ["navy"], "credit": 0.7, "created": "2026-01-02"},
         "Grace wrote the first compiler.\n",
     )
-    cli = run_vb("--vault", str(vault), "show", "entities/people/grace.md", "--json").json()
-    assert cli.pop("version") == 2
-    mcp = server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
+    server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
     server.settle()  # the retrieval's access is now in the note: compare with a fresh read
     cli = run_vb("--vault", str(vault), "show", "entities/people/grace.md", "--json").json()
-    cli.pop("version")
     mcp = server.ok("memory_retrieve", {"id": "entities/people/grace.md"})
-    assert set(mcp) == set(cli) == {"note", "warnings", "notices"}
-    assert set(mcp["note"]) == set(cli["note"])
-    assert mcp["note"] == cli["note"]
+    note = cli["note"]
+    assert (mcp["id"], mcp["path"], mcp["name"], mcp["type"]) == (
+        note["id"],
+        note["path"],
+        note["title"],
+        note["type"],
+    )
+    assert mcp["content"] == note["body"] and mcp["credit_score"] == note["credit"] == 0.7
+    assert mcp["written_by"] == note["written_by"] == "person"
+    for key in ("category", "tags", "created", "access_count", "last_accessed"):
+        assert mcp["metadata"][key] == note[key], key
 
     cli_search = run_vb("--vault", str(vault), "search", "compiler", "--json").json()
-    cli_search.pop("version")
     mcp_search = server.ok("memory_search", {"query": "compiler"})
-    assert set(mcp_search) == set(cli_search)
-    assert [set(h) for h in mcp_search["results"]] == [set(h) for h in cli_search["results"]]
-    assert [h["id"] for h in mcp_search["results"]] == [h["id"] for h in cli_search["results"]]
+    assert set(mcp_search) == {"results"}
+    pairs = list(zip(mcp_search["results"], cli_search["results"], strict=True))
+    assert pairs
+    for hit, row in pairs:
+        assert (hit["id"], hit["name"], hit["path"], hit["snippet"]) == (
+            row["id"],
+            row["title"],
+            row["path"],
+            row["snippet"],
+        )
 
     server.settle()
     cli_report = run_vb("--vault", str(vault), "credit", "report", "--top", "3", "--json").json()
-    cli_report.pop("version")
     mcp_report = server.ok("credit_report", {"top_n": 3})
-    assert set(mcp_report) == set(cli_report)
-    assert mcp_report["highest"] == cli_report["highest"]
+    assert mcp_report["count"] == cli_report["count"]
+    assert [(e["id"], e["name"], e["score"], e["access_count"]) for e in mcp_report["entries"]] == [
+        (e["id"], e["title"], e["effective_credit"], e["access_count"])
+        for e in cli_report["highest"]
+    ]
+
+
+def _words(result: CallToolResult) -> dict[str, Any]:
+    """An answer's text is its structured content, as one line of JSON."""
+    text = str(getattr(result.content[0], "text", ""))
+    assert "\n" not in text and len(result.content) == 1
+    assert json.loads(text) == result.structured_content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def _no_copies(doc: Any, above: frozenset[str] = frozenset()) -> None:
+    """No object in an answer repeats a key of an object it is inside (a note's fields
+    again in a `meta` copy), and no note body or copy is there under its old names."""
+    if isinstance(doc, dict):
+        assert not set(doc) & above, (set(doc) & above, doc)
+        assert not {"body", "meta", "note"} & set(doc), doc
+        for value in doc.values():
+            _no_copies(value, above | set(doc))
+    elif isinstance(doc, list):
+        for item in doc:
+            _no_copies(item, above)
+
+
+def test_every_tool_answers_its_contract_fields_compactly(server: McpServer, vault: Path) -> None:
+    """Store {id, path}, search {results: [{id, name, snippet, score}]}, update {id, updated},
+    delete {id, archived}, credit_report {entries: [{id, name, score, access_count}]}, compact
+    {consolidated, pruned}: at the top level, no body but retrieve's, no field twice."""
+    text = "Ada prefers rooibos tea, strong, with no milk at all. " * 5
+    stored = _words(
+        server.call(
+            "memory_store",
+            {"type": "entity", "category": "people", "name": "Ada", "content": text},
+        )
+    )
+    assert stored == {"id": "entity-people-ada", "path": "entities/people/ada.md"}
+
+    found = _words(server.call("memory_search", {"query": "rooibos"}))
+    assert set(found) == {"results"}
+    [hit] = found["results"]
+    assert (
+        {"id", "name", "snippet", "score"}
+        <= set(hit)
+        <= {
+            "id",
+            "name",
+            "snippet",
+            "score",
+            "path",
+            "written_by",
+        }
+    )
+    assert (hit["id"], hit["name"]) == ("entity-people-ada", "Ada") and hit["score"] > 0
+
+    read = _words(server.call("memory_retrieve", {"id": "entity-people-ada"}))
+    assert read["content"] == text.strip() + "\n" and read["credit_score"] == 0.5
+    assert len(json.dumps(read)) < len(text) + 600  # the body once, nothing else of its size
+
+    updated = _words(server.call("memory_update", {"id": "entity-people-ada", "content": "Gin."}))
+    assert updated == {"id": "entity-people-ada", "updated": True, "path": stored["path"]}
+
+    report = _words(server.call("credit_report", {}))
+    assert report == {
+        "entries": [{"id": "entity-people-ada", "name": "Ada", "score": 0.5, "access_count": 2}],
+        "count": 1,
+    }
+    compacted = _words(server.call("memory_compact", {}))
+    assert compacted == {"consolidated": 0, "pruned": 0}
+
+    deleted = _words(server.call("memory_delete", {"id": "entity-people-ada"}))
+    assert deleted["id"] == "entity-people-ada" and deleted["archived"] is True
+    for doc in (stored, found, read, updated, report, compacted, deleted):
+        _no_copies(doc)
+
+
+def test_history_lists_each_change_once(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Wren", "content": "Wren v1."},
+    )
+    assert run_vb("--vault", str(vault), "sync").exit_code == 0  # (commits: no remote yet)
+    server.ok("memory_update", {"id": stored["id"], "content": "Wren v2."})
+    assert run_vb("--vault", str(vault), "sync").exit_code == 0
+    result = server.call("memory_history", {"id": stored["id"]})
+    assert not result.is_error, result.content
+    history = _words(result)
+    assert (history["id"], history["path"]) == (stored["id"], stored["path"])
+    assert "paths" not in history and "seconds" not in history  # (never moved)
+    assert len(history["entries"]) >= 2
+    for entry in history["entries"]:
+        assert "operation" not in entry and entry["operations"]  # the list, not it joined too
+        assert "patch" not in entry
+    _no_copies({k: v for k, v in history.items() if k != "entries"})
+
+
+def test_errors_are_code_message_and_hint(server: McpServer, vault: Path) -> None:
+    """The CLI's `--json` error document, in vb's words, for every kind of failure."""
+    big = server.failure("memory_search", {"query": "x", "limit": 1000})
+    assert big == {
+        "code": "usage",
+        "message": "memory_search: limit must be at most 100",
+        "hint": "limit: 1 to 100",
+    }
+    missing = server.failure("memory_retrieve", {"id": "no-such-note"})
+    cli = run_vb("--vault", str(vault), "show", "no-such-note", "--json").json()["error"]
+    assert missing == {k: cli[k] for k in ("code", "message", "hint")}
+    assert missing["code"] == "not_found"
+    assert server.failure("memory_nope", {})["code"] == "usage"
+    category = server.failure(
+        "memory_store", {"type": "entity", "category": " ", "name": "n", "content": "c"}
+    )
+    assert category["code"] == "invalid_input" and category["hint"]
+
+
+def test_an_archived_note_is_not_updated(server: McpServer, vault: Path) -> None:
+    stored = server.ok(
+        "memory_store",
+        {"type": "entity", "category": "projects", "name": "Kite", "content": "Kite v1."},
+    )
+    moved = server.ok("memory_delete", {"id": stored["id"]})
+    before = (vault / moved["path"]).read_bytes()
+    refused = server.failure("memory_update", {"id": stored["id"], "content": "Kite v2."})
+    assert refused["message"].startswith(f"{stored['id']} is archived")
+    assert f"vb restore {stored['id']}" in refused["hint"]
+    assert (vault / moved["path"]).read_bytes() == before  # the archived file untouched
+    # the CLI refuses it the same way; restored, the note takes the update
+    res = run_vb("--vault", str(vault), "update", stored["id"], "--content", "Kite v2.", "--json")
+    assert res.exit_code == 1 and res.json()["error"]["message"] == refused["message"]
+    assert run_vb("--vault", str(vault), "restore", stored["id"]).exit_code == 0
+    assert server.ok("memory_update", {"id": stored["id"], "content": "Kite v2."})["updated"]
+    assert body(vault, stored["path"]) == "Kite v2.\n"
+
+
+def test_a_name_a_note_has_is_refused_with_its_id(server: McpServer, vault: Path) -> None:
+    first = {"type": "entity", "category": "people", "name": "Ada", "content": "Likes tea."}
+    stored = server.ok("memory_store", first)
+    clash = server.failure("memory_store", {**first, "content": "Likes gin."})
+    assert clash["code"] == "exists"
+    assert stored["id"] in clash["message"] and stored["path"] in clash["message"]
+    assert "memory_update" in clash["hint"]
+    assert sorted(p.name for p in (vault / "entities/people").glob("*.md")) == ["ada.md"]
+    assert body(vault, stored["path"]) == "Likes tea.\n"
+    # another category, or a name that tells them apart, is a new note
+    assert server.ok("memory_store", {**first, "category": "projects"})["path"] == (
+        "entities/projects/ada.md"
+    )
+    assert server.ok("memory_store", {**first, "name": "Ada (pilot)"})["path"] == (
+        "entities/people/ada-pilot.md"
+    )
+    # an archived note's name is free again (its id moves on to the next free one)
+    server.ok("memory_delete", {"id": stored["id"]})
+    again = server.ok("memory_store", {**first, "content": "Likes gin."})
+    assert again["path"] == "entities/people/ada-2.md"
+    # the CLI refuses the same way, naming `vb update`
+    res = run_vb("--vault", str(vault), "add", "-n", "Ada (pilot)", "-c", "people", "x", "--json")
+    assert res.exit_code == 1 and res.json()["error"]["code"] == "exists"
+    assert "vb update entity-people-ada-pilot" in res.json()["error"]["hint"]
+
+
+def test_the_readme_and_agents_doc_list_the_servers_tools(server: McpServer) -> None:
+    import re
+
+    listed = {t.name for t in server.run(lambda c: c.list_tools()).tools}
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("**MCP: `vb mcp`.**") :].split("\n- **")[0]
+    named = set(re.findall(r"`((?:memory_|credit_)\w+)`", section))
+    assert named == listed == TOOLS
+    count = {10: "Ten"}[len(listed)]
+    assert f"{count} memory tools" in section
+    agents = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
+    table = set(re.findall(r"^\| `(\w+)` \|", agents, flags=re.MULTILINE))
+    assert table == listed
 
 
 # --------------------------------------------------------------------------- process
@@ -846,9 +1042,9 @@ def test_poison_notes_never_stop_the_server(server: McpServer, vault: Path) -> N
     hits = server.ok("memory_search", {"query": "pilot harbour", "limit": 50})["results"]
     assert "entity-people-pilot" in [h["id"] for h in hits]
     assert len(hits) >= len(POISON)  # the poison notes are indexed by their bodies
-    assert server.ok("memory_retrieve", {"id": "entity-people-pilot"})["note"]["title"] == "Pilot"
+    assert server.ok("memory_retrieve", {"id": "entity-people-pilot"})["name"] == "Pilot"
     for name in POISON:  # each is shown as far as it reads, with its problem named
-        note = server.ok("memory_retrieve", {"id": f"entities/projects/{name}.md"})["note"]
+        note = server.ok("memory_retrieve", {"id": f"entities/projects/{name}.md"})
         assert note["path"] == f"entities/projects/{name}.md"
     assert server.ok("credit_report", {"top_n": 3})
     assert server.ok("memory_compact", {"dry_run": True}) is not None

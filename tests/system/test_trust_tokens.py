@@ -362,7 +362,7 @@ def test_a_confined_mcp_server_sees_its_session_and_readable_notes_only(
             "memory_store",
             {"type": "entity", "category": "projects", "name": "Sandbox", "content": "A fact"},
         )
-        meta = parse_text((vault / stored["note"]["path"]).read_bytes()).meta
+        meta = parse_text((vault / stored["path"]).read_bytes()).meta
         assert meta.get("scope", "global") == "global"
         refused = server.error(
             "memory_store",

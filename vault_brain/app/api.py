@@ -19,7 +19,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from vault_brain.app.knowledge.api import Knowledge, check_sources
@@ -46,12 +46,14 @@ from vault_brain.app.memory.results import (
 from vault_brain.app.memory.vault import Vault
 from vault_brain.app.sessions.api import SessionsAndTasks
 from vault_brain.app.sync.api import GitOps
-from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.clock import now_iso
+from vault_brain.domain.errors import ExistsError, LockedError, VaultBrainError
 from vault_brain.domain.notes.model import Filters
 from vault_brain.domain.policy.grants import FULL, Grant
 from vault_brain.domain.policy.scopes import GLOBAL, Agent, check_scope
 from vault_brain.domain.policy.settings import SETTINGS
 from vault_brain.domain.sessions.records import check_session_id
+from vault_brain.domain.text import slugify
 from vault_brain.storage.env import Environment
 from vault_brain.storage.events import emit
 from vault_brain.storage.files import stamp as file_stamp
@@ -229,7 +231,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
     ) -> NoteResult:
         """A new memory; what an agent stores passes the gate (see `guard.admit`). `scope`:
         whose memory it is (default global; an agent's own scope for a project agent)."""
-        notes.check_new(type_, name, content, category)
+        type_ = notes.check_new(type_, name, content, category)
         if scope:
             scope = check_scope(scope)
         elif self.grant.default_scope() is not None:
@@ -248,12 +250,43 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                 where="add",
                 allow_secret=allow_secret,
             )
+            self._check_name_free(vault, type_, name, category)
             note = notes.add(
                 vault, type_, name, content, category, tags, pinned, scope or GLOBAL,
                 private=allow_secret,  # (`private: true`: never in the session sandbox's /vault)
                 source=written_by(self.source),
             )  # fmt: skip
         return NoteResult(NoteView.of(note), warnings)
+
+    def _check_name_free(self, vault: Vault, type_: str, name: str, category: str | None) -> None:
+        """A new memory does not take the name of a live note: a second note for one thing
+        would split what is known of it, so the caller is told which note has the name. A
+        note the caller may not read is never named (the new note gets the next free name)."""
+        cat = slugify(category or "general")
+        folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now_iso()[:7]}"
+        slug = slugify(name)
+        rel: str | None = f"{folder}/{slug}.md"
+        if not vault.paths.note(str(rel)).is_file():  # the id may be held by a moved note
+            with contextlib.suppress(LockedError):
+                vault.reconcile(timeout=0)
+            note_id = f"{type_}-{cat}-{slug}"
+            stored = (
+                vault.index.stored_by_id(note_id, include_archive=False)
+                if vault.index.exists()
+                else None
+            )
+            rel = str(stored["path"]) if stored is not None else None
+        if rel is None or not vault.paths.note(rel).is_file():
+            return
+        taken = load_note(vault.paths.root, rel)
+        if taken.archived or not self._may_read(taken.scope, taken.private):
+            return
+        change = f"`vb update {taken.id}`" if self.source == PERSON else "memory_update"
+        raise ExistsError(
+            f"a note named {name.strip()!r} already exists: {taken.id} ({taken.path})",
+            hint=f"change that note with {change}, or store this one under a name that tells "
+            "the two apart",
+        )
 
     def show(self, ref: str) -> NoteResult:
         with self._use("skip") as vault:
@@ -293,6 +326,11 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use(operation=f"update: {ref}") as vault:
             rel = self._memory_rel(vault, ref)
             self._check_write(vault, rel, ref)
+            if PurePosixPath(rel).parts[0] == "archive":  # (edited there, it stays forgotten)
+                raise VaultBrainError(
+                    f"{ref} is archived ({rel}): an archived note is not updated",
+                    hint=f"restore it first (`vb restore {ref}`), or store a new memory",
+                )
             warnings = []
             if content is not None:
                 warnings = admit(

@@ -66,6 +66,12 @@ class RefusedError(VaultBrainError):
     code = "refused"
 
 
+class ExistsError(VaultBrainError):
+    """A new memory would take the name of a note that already exists."""
+
+    code = "exists"
+
+
 class ForbiddenError(VaultBrainError):
     """An agent asked to write (or read) a scope its definition does not allow."""
 

@@ -1,7 +1,8 @@
 """What the memory API returns, in the one vocabulary shared by `vb ... --json` and MCP.
 
 Every result is a plain dataclass. The CLI prints `{"version": 2, ...fields}`; the MCP tools
-return the same fields as structured content; `make docs` writes their JSON Schema to
+answer compact documents made from them (`interfaces.mcp.answers`: the same values, fewer
+fields); `make docs` writes their JSON Schema to
 `docs/schema.json` from these classes (field docstrings become descriptions). A field means
 the same thing wherever it appears: `title` is a note's display name, `body` its Markdown,
 `credit` the stored score, `effective_credit` the score decayed since last access, `score`

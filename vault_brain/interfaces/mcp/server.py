@@ -1,10 +1,12 @@
 """`vb mcp`: the vault's memory tools for any MCP client, over stdio, on the official SDK.
 
-A thin adapter: each tool calls the memory API (`MemoryAPI.live`) and returns its result
-object, the same fields `vb ... --json` prints. Only protocol messages reach stdout (the SDK's
-stdio transport also points fd 1 at stderr while it serves); logs go to stderr or
-`--log-file`. A `VaultBrainError` comes back as a tool error with its message and hint, and
-the server keeps running.
+A thin adapter: each tool calls the memory API (`MemoryAPI.live`) and answers a compact
+document made from its result (`answers`: the contract's fields at the top level, nothing
+twice, no body but retrieve's). Only protocol messages reach stdout (the SDK's stdio
+transport also points fd 1 at stderr while it serves); logs go to stderr or `--log-file`.
+Every failed call (a `VaultBrainError`, arguments that do not fit the tool's schema, an
+unknown tool) is a tool error whose text is `{code, message, hint}` (`errors`), as the
+CLI's `--json` reports errors, and the server keeps running.
 """
 
 # No `from __future__ import annotations` here: the SDK reads the tools' annotations at
@@ -18,26 +20,24 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import ValidationError
 
 from vault_brain import __version__
 from vault_brain.app.api import MemoryAPI
-from vault_brain.app.lifecycle.plans import CompactResult
-from vault_brain.app.memory.credit import CreditReport, FeedbackResult
-from vault_brain.app.memory.results import (
-    MoveResult,
-    NoteResult,
-    SearchResult,
-)
-from vault_brain.app.sync.history import HistoryResult
+from vault_brain.app.memory.credit import FeedbackResult
 from vault_brain.app.sync.persona import PersonaResult
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters
+from vault_brain.interfaces.mcp import answers
+from vault_brain.interfaces.mcp.answers import answer, failed
 from vault_brain.interfaces.mcp.bounds import guard_stdin, refuse
+from vault_brain.interfaces.mcp.errors import Failed, bad_arguments, internal, unknown_tool
 from vault_brain.interfaces.mcp.params import (
     Category,
     Content,
@@ -79,17 +79,46 @@ def _as_errors() -> Iterator[None]:
     try:
         yield
     except VaultBrainError as exc:
-        raise ToolError(exc.one_line()) from None
+        raise Failed(exc) from None
     except OSError as exc:
-        raise ToolError(io_error(exc, exc.filename or "a file").one_line()) from None
+        raise Failed(io_error(exc, exc.filename or "a file")) from None
     except ToolError:
         raise
     except Exception as exc:  # a bug: the client still gets a reason, the server keeps going
         log.exception("internal error")
-        raise ToolError(
-            f"internal error in vb ({type(exc).__name__}: {exc}); the server keeps running "
-            "(hint: run `vb status` to see notes vb could not read, and report the error)"
-        ) from None
+        raise Failed(internal(exc)) from None
+
+
+class VaultServer(MCPServer):
+    """The SDK's server, with every failed call answered in vb's words (`errors`): the
+    tools' own errors, arguments that do not fit a tool's schema, an unknown tool."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            error = await self._error(name, exc)
+            log.info("tool %r failed: %s", name, error.code)
+            return failed(error)
+
+    async def _error(self, name: str, exc: Exception) -> VaultBrainError:
+        cause: BaseException | None = None if isinstance(exc, UnexpectedToolError) else exc
+        while cause is not None:
+            if isinstance(cause, Failed):
+                return cause.error
+            if isinstance(cause, ValidationError):
+                schemas = {t.name: t.input_schema for t in await self.list_tools()}
+                return bad_arguments(name, cause, schemas.get(name))
+            cause = cause.__cause__
+        tools = [t.name for t in await self.list_tools()]
+        if name not in tools and not isinstance(exc, UnexpectedToolError):
+            return unknown_tool(name, tools)
+        log.error("tool %r failed", name, exc_info=exc)  # (e.g. a result that did not convert)
+        return internal(exc.__cause__ or exc)
 
 
 def _annotations(*, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -126,13 +155,13 @@ class _Later:
             threading.Thread(target=work, name="vb-warm-up", daemon=True).start()
 
 
-def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPServer:
+def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> VaultServer:
     """The server with its tools on `api`; `warm` (the index keeper's start) runs in the
     background after the first tool call: before it, on a thread, it would hold the
     interpreter while the SDK loads and the first call is answered (0.78 s to the first
     answer at 10k notes without it, 1.0 s with it), and that call walks the files anyway."""
     instructions = INSTRUCTIONS if api.grant.feedback else INSTRUCTIONS.split(" After a task")[0]
-    server: MCPServer = MCPServer(
+    server = VaultServer(
         name="vault-brain", version=__version__, instructions=instructions, log_level="WARNING"
     )
     server.middleware.append(refuse)  # answers the messages too big or deep to read (bounds)
@@ -153,16 +182,18 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
         content: Content,
         tags: Tags = None,
         scope: Scope = None,
-    ) -> NoteResult:
-        """Save a new memory as a Markdown note (entities/<category>/ or episodes/<month>/)."""
+    ) -> Annotated[CallToolResult, answers.Stored]:
+        """Save a new memory as a Markdown note (entities/<category>/ or episodes/<month>/);
+        answers its id and path. A name a note already has is refused (update that note)."""
         with _as_tool_errors():
-            return api.add(type, name, content, category.strip() or None, tags, scope=scope)
+            added = api.add(type, name, content, category.strip() or None, tags, scope=scope)
+            return answer(answers.stored(added))
 
-    def memory_retrieve(id: NoteRef) -> NoteResult:
-        """Read one memory in full: body, credit and front matter. The access is recorded
+    def memory_retrieve(id: NoteRef) -> Annotated[CallToolResult, answers.Retrieved]:
+        """Read one memory in full: content, credit and properties. The access is recorded
         (within a second) in the note's access_count so feedback can credit it."""
         with _as_tool_errors():
-            return api.retrieve(id)
+            return answer(answers.Retrieved.of(api.retrieve(id)))
 
     def memory_search(
         query: Query,
@@ -170,7 +201,7 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
         limit: Limit = 10,
         scope: Scope = None,
         search_in: SearchIn = None,
-    ) -> SearchResult:
+    ) -> Annotated[CallToolResult, answers.Found]:
         """Find memories by words; ranking blends BM25 with credit and recency. The returned
         notes' accesses are recorded (within a second) so feedback can credit them. With
         search_in, also extracted items, project sources and transcripts (each result says
@@ -178,48 +209,54 @@ def build_server(api: MemoryAPI, warm: Callable[[], None] | None = None) -> MCPS
         with _as_tool_errors():
             # an agent gets current facts only: a superseded note is left out
             filters = Filters(type=type, scopes=(scope,) if scope else (), current_only=True)
-            return api.search(query, limit, filters, search_in)
+            return answer(answers.found(api.search(query, limit, filters, search_in)))
 
-    def memory_update(id: NoteRef, content: Content) -> NoteResult:
-        """Replace a memory's body; its front matter keeps everything but `updated`."""
+    def memory_update(id: NoteRef, content: Content) -> Annotated[CallToolResult, answers.Updated]:
+        """Replace a memory's body; its front matter keeps everything but `updated`. An
+        archived note is not updated (it is restored first)."""
         with _as_tool_errors():
-            return api.update(id, content=content)
+            return answer(answers.updated(api.update(id, content=content)))
 
-    def memory_delete(id: NoteRef, reason: Reason = None) -> MoveResult:
+    def memory_delete(
+        id: NoteRef, reason: Reason = None
+    ) -> Annotated[CallToolResult, answers.Archived]:
         """Move a memory to archive/ (never a hard delete; `vb restore` brings it back)."""
         with _as_tool_errors():
-            return api.archive(id, reason or "deleted by an agent (memory_delete)")
+            moved = api.archive(id, reason or "deleted by an agent (memory_delete)")
+            return answer(answers.archived(moved))
 
-    def credit_report(top_n: TopN = 10) -> CreditReport:
-        """The memories with the highest and the lowest effective credit."""
+    def credit_report(top_n: TopN = 10) -> Annotated[CallToolResult, answers.Credits]:
+        """The memories with the highest and the lowest effective credit, best first."""
         with _as_tool_errors():
-            return api.credit_report(top_n)
+            return answer(answers.credits(api.credit_report(top_n)))
 
-    def memory_compact() -> CompactResult:
+    def memory_compact() -> Annotated[CallToolResult, answers.Compacted]:
         """Consolidate same-day episodes and archive low-credit notes now (both logged)."""
         with _as_tool_errors():
-            return api.compact_memory()
+            return answer(answers.compacted(api.compact_memory()))
 
-    def memory_feedback(signal: Signal) -> FeedbackResult:
+    def memory_feedback(signal: Signal) -> Annotated[CallToolResult, FeedbackResult]:
         """Report an outcome: the memories retrieved in this session's last turn share its
         reward, and their credit moves up or down."""
         with _as_tool_errors():
-            return api.feedback(signal)
+            return answer(api.feedback(signal))
 
-    def memory_history(id: NoteRef) -> HistoryResult:
+    def memory_history(id: NoteRef) -> Annotated[CallToolResult, answers.History]:
         """Every change to one memory from the vault's git history, newest first (also
         across renames and archiving): when, the commit, every operation it did (feedback,
         flush, promote, merge from another machine, conflict copy, hand edit, ...), the
         front matter keys that changed and the body lines added and removed."""
         with _as_tool_errors():
-            return api.history(id)
+            return answer(answers.history(api.history(id)))
 
-    def memory_persona(action: PersonaAction, name: PersonaName = None) -> PersonaResult:
+    def memory_persona(
+        action: PersonaAction, name: PersonaName = None
+    ) -> Annotated[CallToolResult, PersonaResult]:
         """Personas are git branches of the vault, each with its own memories: list them,
         create one, or switch to one (uncommitted changes are committed first; the index
         follows, so memory_search then sees that persona's notes)."""
         with _as_tool_errors():
-            return api.persona(action, name)
+            return answer(api.persona(action, name))
 
     tools: list[tuple[Any, ToolAnnotations]] = [
         (memory_store, _annotations(read_only=False, destructive=False, idempotent=False)),
