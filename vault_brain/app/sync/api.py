@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from vault_brain.app.sync.history import HistoryResult, LogResult
     from vault_brain.app.sync.persona import PersonaResult
     from vault_brain.app.sync.remote import SyncResult
+    from vault_brain.domain.notes.model import Note
 
 
 class GitOps(ApiPart):
@@ -30,6 +31,9 @@ class GitOps(ApiPart):
 
     def _may_read(self, scope: str, private: bool = False) -> bool:
         raise NotImplementedError  # MemoryAPI._may_read
+
+    def _private(self, vault: Vault, note: Note) -> bool:
+        raise NotImplementedError  # MemoryAPI._private
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
         """Commit the vault's changes with git; returns what happened (never raises). At a
@@ -74,7 +78,7 @@ class GitOps(ApiPart):
 
                 rel = resolve(vault, ref, memory_only=True)
                 note = load_note(vault.paths.root, rel)
-                if not self._may_read(note.scope, note.private):
+                if not self._may_read(note.scope, self._private(vault, note)):
                     raise unknown_note(ref, rel)
                 ref = rel
             return history(vault, ref, patch)

@@ -43,6 +43,8 @@ def init(
         f"{'adopted' if adopt else 'created'} vault at {result.vault}: "
         f"{len(result.created)} files added, {len(result.kept)} existing kept; git: {result.git}"
     )
+    if result.counters:  # (said, never asked: `vb init --adopt` runs in scripts too)
+        human += f"\ncounters: {result.counters}"
     emit(result, as_json, human)
 
 
