@@ -241,3 +241,18 @@ def test_adopt_says_which_default_it_took(tmp_path: Path, cli: Any) -> None:
     data = cli("init", "--adopt", str(folder), "--json").json()
     assert "no_counters" in data["counters"]
     assert (folder / "daily/today.md").read_text(encoding="utf-8") == "Today.\n"
+
+
+def test_an_export_for_an_agent_leaves_private_notes_out(private_vault: Path, cli: Any) -> None:
+    vault = private_vault
+    v = ("--vault", str(vault))
+
+    def exported(*args: str) -> set[str]:
+        res = cli(*v, "export", *args)
+        assert res.exit_code == 0, res.stderr
+        return {n["path"] for n in json.loads(res.stdout)["notes"]} & (set(PRIVATE) | set(SHARED))
+
+    assert exported() == set(PRIVATE) | set(SHARED)  # the person's backup: everything
+    assert exported("--for-agent") == set(SHARED)
+    by_agent = MemoryAPI.open(vault, source="mcp").export("json")
+    assert {n["path"] for n in json.loads(by_agent.text)["notes"]} & set(PRIVATE) == set()

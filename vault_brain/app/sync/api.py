@@ -100,11 +100,19 @@ class GitOps(ApiPart):
         with self._use() as vault:
             return persona(vault, action, name, start)
 
-    def export(self, fmt: str, history: bool = False, persona: str | None = None) -> ExportResult:
-        """The notes as JSON (a versioned schema) or Markdown (see `app.sync.export`)."""
+    def export(
+        self,
+        fmt: str,
+        history: bool = False,
+        persona: str | None = None,
+        for_agent: bool = False,
+    ) -> ExportResult:
+        """The notes as JSON (a versioned schema) or Markdown (see `app.sync.export`); for an
+        agent (`for_agent`, or any caller that is not the person) without private notes."""
         from vault_brain.app.sync.export import export  # lazy: start-up
 
-        return export(self._vault, fmt, history, persona)
+        private = self.grant.private and not for_agent
+        return export(self._vault, fmt, history, persona, private=private)
 
     def graph(self, kind: str = "branches") -> GraphResult:
         """A Mermaid diagram written into a note under graphs/ (see `app.sync.graph`)."""
