@@ -235,12 +235,15 @@ def test_adopt_says_which_default_it_took(tmp_path: Path, cli: Any) -> None:
     write(folder, {"daily/today.md": "Today.\n"})
     res = cli("init", "--adopt", str(folder))
     assert res.exit_code == 0, res.stderr
-    said = res.stdout
+    said = res.stdout  # said, never asked (no prompt: it runs in scripts too)
+    assert "counters: on every note (the default)" in said
     assert "access_count and last_accessed" in said and "no_counters" in said
     assert "vb: false" in said
-    data = cli("init", "--adopt", str(folder), "--json").json()
-    assert "no_counters" in data["counters"]
     assert (folder / "daily/today.md").read_text(encoding="utf-8") == "Today.\n"
+    # a vault whose STRATEGY.md already keeps a folder out: the notice names it
+    set_strategy(folder, "no_counters: [daily/]\n")
+    data = cli("init", "--adopt", str(folder), "--json").json()
+    assert "every note but those matching no_counters (daily/)" in data["counters"]
 
 
 def test_an_export_for_an_agent_leaves_private_notes_out(private_vault: Path, cli: Any) -> None:

@@ -489,14 +489,13 @@ def create_vault(target: Path, adopt: bool = False) -> InitResult:
 def counters_notice(no_counters: list[str]) -> str:
     """What `vb init --adopt` says vb will write into the notes it adopted (the default:
     counters on every note, so that ranking learns what helps), and how to say no."""
-    kept = (
-        f"except notes matching no_counters ({', '.join(no_counters)})"
+    which = (
+        f"every note but those matching no_counters ({', '.join(no_counters)})"
         if no_counters
-        else "any of your notes"
+        else "every note (the default)"
     )
     return (
-        f"when an agent retrieves a note ({kept}), vb adds access_count and last_accessed "
-        "to its properties (and credit after feedback, and id the first time); to keep notes "
-        "out, list folders or globs under no_counters in STRATEGY.md (no_counters: [journal/]) "
-        "or put vb: false in a note's properties"
+        f"on {which}. When an agent retrieves a note, vb adds access_count and "
+        "last_accessed to its properties (credit after feedback, id the first time). To keep "
+        "notes out: no_counters: [folder/] in STRATEGY.md, or vb: false in a note's properties"
     )
