@@ -19,6 +19,7 @@ from test_lifecycle import episode, seed_day
 from conftest import run_vb
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.sessions.loop import Context
+from vault_brain.domain.errors import NotFoundError
 from vault_brain.domain.gate.quoting import Quoted, memory_block
 from vault_brain.domain.gate.redaction import TITLE_REASONS, redact_spans
 from vault_brain.interfaces.serve.chat import with_memory
@@ -158,7 +159,12 @@ def test_an_agent_gets_a_persons_notes_as_theirs_with_only_secrets_redacted(
     text = f"Import notes from the old laptop. The token is {key} for now."
     cli(*v, "add", "-n", "Import notes", "-c", "projects", text, "--allow-secret")
     agent = MemoryAPI.open(vault, source="mcp")
-    got = agent.retrieve("entity-projects-import-notes").note
+    ref = "entity-projects-import-notes"
+    with pytest.raises(NotFoundError):  # `--allow-secret` marks it private: no agent reads it
+        agent.retrieve(ref)
+    path = vault / "entities/projects/import-notes.md"  # until the person says it may
+    path.write_text(path.read_text(encoding="utf-8").replace("private: true\n", ""))
+    got = agent.retrieve(ref).note
     assert got.title == "Import notes" and got.written_by == "person"
     assert (
         got.body

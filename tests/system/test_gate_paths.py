@@ -96,6 +96,8 @@ def test_agents_are_shown_notes_through_the_gate(server: McpServer, vault: Path,
     v = ("--vault", str(vault))
     text = f"Router in the hall. Admin token {KEY}.\n\n{INJECTION}\n\nReboot it on Sundays."
     assert cli(*v, "add", "-n", "Router", "-c", "home", text, "--allow-secret").exit_code == 0
+    router = vault / "entities" / "home" / "router.md"  # (`--allow-secret` marks it private:
+    router.write_text(router.read_text().replace("private: true\n", ""))  # the person unmarks)
     assert cli(*v, "add", "-n", "Invoices", "-c", "home", f"Quoted: {INJECTION}").exit_code == 0
     captured = vault / "entities" / "home" / "printer.md"
     captured.write_text(
@@ -121,7 +123,9 @@ def test_agents_are_shown_notes_through_the_gate(server: McpServer, vault: Path,
     memory_md = (vault / "MEMORY.md").read_text()
     assert KEY not in memory_md and "The printer is in the study." in memory_md
     assert f"Quoted: {INJECTION}" in memory_md  # the person's own words, as theirs
-    assert memory_md.count("Ignore all previous") == 1  # the captured one is redacted
+    assert "Admin token [redacted: credential]." in memory_md  # the router, its key redacted
+    # the person's two notes quote it as theirs; the captured one is redacted
+    assert memory_md.count("Ignore all previous") == 2
 
     assert cli(*v, "loop", "intake", "-s", "g1", "Where is the router token?").exit_code == 0
     context = cli(*v, "loop", "context", "-s", "g1").stdout

@@ -1,7 +1,8 @@
 """Notes marked `private: true` (what `vb add --allow-secret` stores) are the person's own:
-a confined caller (the sandbox's `vb mcp --confined`, `vb serve --session-only`) and a
-scoped token never get them, not even redacted, and MEMORY.md (in every agent's context,
-and in the sandbox's view) never lists them; the person's own search still finds them.
+no agent path gets them -- a confined caller (the sandbox's `vb mcp --confined`, `vb serve
+--session-only`), a scoped token, the person's own `vb serve` -- not even redacted, and
+MEMORY.md (in every agent's context, and in the sandbox's view) never lists them; the
+person's own search still finds them (tests/integration/test_private.py: `private_paths`).
 
 A real `vb mcp` through the real MCP stdio client, a real `vb serve` process with the local
 fake Chat Completions server as its upstream (the model: the one thing that cannot exist
@@ -95,6 +96,6 @@ def test_a_scoped_token_and_the_sandbox_proxy_never_recall_a_private_note(
     assert cli("--vault", str(vault), "token", "revoke", "guest").exit_code == 0
     ids, sent = ask(("--session-only", "sandbox-2"), "none")  # the sandbox's proxy
     assert hidden not in ids and shared in ids and "Zorblax bank login" not in sent
-    # the person's own proxy (no token): the note is recalled, its secret redacted
+    # the person's own proxy (no token) is an agent path too: never recalled
     ids, sent = ask((), "none")
-    assert hidden in ids and SECRET not in sent
+    assert hidden not in ids and shared in ids and "Zorblax bank login" not in sent

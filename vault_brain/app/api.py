@@ -49,7 +49,7 @@ from vault_brain.app.sync.api import GitOps
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import ExistsError, LockedError, VaultBrainError
 from vault_brain.domain.notes.model import Filters
-from vault_brain.domain.policy.grants import FULL, Grant
+from vault_brain.domain.policy.grants import Grant
 from vault_brain.domain.policy.scopes import GLOBAL, Agent, check_scope
 from vault_brain.domain.policy.settings import SETTINGS
 from vault_brain.domain.sessions.records import check_session_id
@@ -93,7 +93,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         committed at the `command` moment (`app.memory.commits`)."""
         self.agent: Agent | None = None  # set by `act_as`: the scopes it may read and write
         # set by `confine`: what the caller may do (`domain.policy.grants`)
-        self.grant: Grant = FULL
+        self.grant: Grant = self._grant_of(source)  # (an agent never reads private notes)
         self.is_live = live
         self._lock = threading.Lock()
         self._strategy = file_stamp(vault.paths.strategy)
@@ -299,7 +299,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         with self._use("skip") as vault:
             rel = self._memory_rel(vault, ref)
             note = load_note(vault.paths.root, rel)
-            self.grant.check_read(note.scope, ref, rel, note.private)
+            self.grant.check_read(note.scope, ref, rel, self._private(vault, note))
             if self.agent is not None:
                 from vault_brain.app.memory.agents import check_readable
 
@@ -526,4 +526,25 @@ def create_vault(target: Path, adopt: bool = False) -> InitResult:
     from vault_brain.storage.template import init_vault  # lazy: start-up
 
     made = init_vault(target, adopt=adopt)
-    return InitResult(str(made.root), made.created, made.kept, made.git)
+    counters = ""
+    if adopt:
+        from vault_brain.storage.paths import VaultPaths
+        from vault_brain.storage.policy.file import load_policy
+
+        counters = counters_notice(load_policy(VaultPaths(made.root)).no_counters)
+    return InitResult(str(made.root), made.created, made.kept, made.git, counters)
+
+
+def counters_notice(no_counters: list[str]) -> str:
+    """What `vb init --adopt` says vb will write into the notes it adopted (the default:
+    counters on every note, so that ranking learns what helps), and how to say no."""
+    which = (
+        f"every note but those matching no_counters ({', '.join(no_counters)})"
+        if no_counters
+        else "every note (the default)"
+    )
+    return (
+        f"on {which}. When an agent retrieves a note, vb adds access_count and "
+        "last_accessed to its properties (credit after feedback, id the first time). To keep "
+        "notes out: no_counters: [folder/] in STRATEGY.md, or vb: false in a note's properties"
+    )

@@ -5,6 +5,10 @@ and `last_accessed` of the returned notes and records a `retrieval` line in the 
 transcript, with ids and paths. `vb feedback` finds the memories retrieved in the session's
 last turn and moves their `credit` by the signal's shared reward. Each note is written
 once per event; each event is appended to `logs/credit.jsonl`.
+
+A note that says `vb: false`, or whose path matches STRATEGY.md's `no_counters`, is never
+written: it is still searched and retrieved, and feedback lists it as skipped, with why
+(`domain.policy.exclusions.counters_refused`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from vault_brain.domain.notes.credit import (
     update_score,
 )
 from vault_brain.domain.notes.model import id_key
+from vault_brain.domain.policy.exclusions import counters_refused
 from vault_brain.domain.policy.scopes import note_scope
 from vault_brain.domain.sessions.records import check_session_id, record_kind
 from vault_brain.domain.text import check_choice
@@ -99,13 +104,20 @@ class Retrieved(Protocol):
 def _edit_keys(
     tx: Transaction, vault: Vault, rel: str, changes: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> str | None:
-    """Set vb-owned keys on one note inside a transaction, computed from the note's current
-    front matter (so that a re-apply at commit builds on a hand edit made meanwhile), and
-    its `id` if the front matter has none (`id_key`); returns why the note was skipped, if
-    it was."""
+    """Set vb-owned keys (counters, credit) on one note inside a transaction, computed from
+    the note's current front matter (so that a re-apply at commit builds on a hand edit made
+    meanwhile), and its `id` if the front matter has none (`id_key`); returns why the note
+    was skipped, if it was. A note the person keeps out of counters (`vb: false`,
+    `no_counters`) is left as it is (its `id` too)."""
+    no_counters = vault.policy.no_counters
+    refused: list[str] = []
 
     def change(raw: bytes) -> bytes:
         meta = parse_text(raw).meta
+        reason = counters_refused(rel, meta, no_counters)
+        if reason is not None:  # (the same bytes: nothing is written)
+            refused.append(reason)
+            return raw
         return edit_front_matter(raw, {**id_key(rel, meta), **changes(meta)}, where=rel)
 
     try:
@@ -114,7 +126,7 @@ def _edit_keys(
         return "note no longer exists"
     except UneditableNoteError as exc:
         return exc.message
-    return None
+    return f"no counters: {refused[0]}" if refused else None
 
 
 def _count(meta: dict[str, Any]) -> int:

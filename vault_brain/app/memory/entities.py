@@ -23,6 +23,7 @@ from vault_brain.domain.capture.supersede import (
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.notes.credit import is_scored
 from vault_brain.domain.notes.model import is_vb_source, merged_source, note_source
+from vault_brain.domain.policy.exclusions import counters_refused
 from vault_brain.domain.policy.plan import Action
 from vault_brain.domain.policy.scopes import GLOBAL, scope_folder
 from vault_brain.domain.text import content_words, slugify
@@ -108,6 +109,9 @@ class EntityFeed:
                 "id": row["id"] if row else f"entity-{category}-{slug}",
                 "title": row["title"] if row else slug,
                 "base": row["credit"] if row else self.initial,
+                # credit from promotion, unless the person keeps the note out of counters
+                "counted": counters_refused(rel, parsed.meta, self.vault.policy.no_counters)
+                is None,
                 "source": _source_after(parsed.meta.get("source"), writer=self.writer),
                 "statements": [
                     statement_of(line)
@@ -241,7 +245,7 @@ class EntityFeed:
             if target["exists"]:
                 keys = (
                     {"credit": credit, "updated": now_iso()}
-                    if target["gain"]
+                    if target["gain"] and target["counted"]
                     else {"updated": now_iso()}
                 )
                 keys.update(target["source"])

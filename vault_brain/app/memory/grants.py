@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from vault_brain.app.memory.api_part import ApiPart
 from vault_brain.app.memory.guard import PERSON
 from vault_brain.domain.errors import ForbiddenError
-from vault_brain.domain.notes.model import Filters
-from vault_brain.domain.policy.grants import Grant, session_grant
+from vault_brain.domain.notes.model import Filters, Note
+from vault_brain.domain.policy.exclusions import is_private
+from vault_brain.domain.policy.grants import AGENT, FULL, Grant, session_grant
 from vault_brain.domain.sessions.records import check_session_id
 from vault_brain.storage.notes.read import load_note
 
@@ -47,6 +48,17 @@ class Access(ApiPart):
         """A caller that may not see every note (an agent, or a scoped grant)."""
         return self.agent is not None or self.grant.readable() is not None or not self.grant.private
 
+    @staticmethod
+    def _grant_of(source: str) -> Grant:
+        """What a caller may do until it is confined: the person (`vb` at a keyboard)
+        everything; every agent path everything but private notes."""
+        return FULL if source == PERSON else AGENT
+
+    def _private(self, vault: Vault, note: Note) -> bool:
+        """No agent reads this note: its front matter says `private`, or its path is one of
+        STRATEGY.md's `private_paths` (`domain.policy.exclusions`)."""
+        return is_private(note.path, note.meta, vault.policy.private_paths)
+
     def _may_read(self, scope: str, private: bool = False) -> bool:
         """A note of `scope` (marked private or not) is one this caller may read (its grant,
         and its agent)."""
@@ -65,7 +77,7 @@ class Access(ApiPart):
             )
         if self.agent is not None or not self.grant.is_full:
             note = load_note(vault.paths.root, rel)
-            self.grant.check_read(note.scope, ref or rel, rel, note.private)
+            self.grant.check_read(note.scope, ref or rel, rel, self._private(vault, note))
             self.grant.check_write(note.scope)
             if self.agent is not None:
                 self.agent.check_write(note.scope)

@@ -122,8 +122,9 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     budget = vault.policy.max_context_budget if budget is None else budget
     counter = get_counter()
     # MEMORY.md goes into every context: only global memories (a user's or a chat's stay in
-    # their scope, reached by retrieval in that conversation), and no private one (what
-    # `--allow-secret` stored: retrieved by the person's own callers alone)
+    # their scope, reached by retrieval in that conversation), and no private one (`private:
+    # true`, what `--allow-secret` stores, or a path in `private_paths`: the index's row says
+    # which; the person's own `vb search` alone finds them)
     rows = sorted(
         (
             r

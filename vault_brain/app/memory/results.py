@@ -299,3 +299,5 @@ class InitResult(Result):
     created: list[str]
     kept: list[str]
     git: str
+    counters: str = ""
+    """`--adopt`: what vb will write into the person's notes, and how to keep notes out."""

@@ -66,7 +66,7 @@ class Vault:
 
     @cached_property
     def index(self) -> Index:
-        return Index(self.paths)
+        return Index(self.paths, tuple(self.policy.private_paths))
 
     @cached_property
     def searcher(self) -> Searcher:

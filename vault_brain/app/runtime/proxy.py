@@ -121,13 +121,14 @@ def recall(
     scopes: list[str] | None = None,
     agent: Agent | None = None,
     also: Agent | None = None,
-    private: bool = True,
+    private: bool = False,
 ) -> Recall:
     """Up to `k` (default `retrieval_limit`) memories for `query` from the conversation's
     `scopes` and global (what `agent`, and `also`, may read of them): the search's ranking,
     re-ranked by maximal marginal relevance (`mmr_lambda`) so that near-copies do not crowd
     out other memories, redacted by the gate by who wrote them, as one quoted data block
-    under `proxy_memory_budget` tokens. Notes marked private only with `private`."""
+    under `proxy_memory_budget` tokens. Private notes (`private: true`, `private_paths`) never:
+    the conversation goes to a model (`private` is for a caller that is a person, if any)."""
     policy = vault.policy
     k = policy.retrieval_limit if k is None else k
     if k <= 0 or not query.strip():
@@ -339,7 +340,7 @@ class ProxyAPI(MemoryAPI):
             if changes is not None:
                 vault.index.lag = OWN_LAG if changes == self._changes_seen else 0.0
                 self._changes_seen = changes
-            private = private and self.grant.private
+            private = private and self.grant.private  # (an agent path's grant: never)
             return recall(vault, query, k, scopes, self.agent, agent, private)
 
     def conversation_scopes(

@@ -246,6 +246,7 @@ def start_opencode(
             client, image, workspace=workspace, vault=api.vault.root, session=session,
             policy_rw=policy_rw, command=container_command(), memory=MEMORY,
             read_only={MOUNTED: services.sockets},
+            private_paths=tuple(api.vault.policy.private_paths),
         )  # fmt: skip
     except BaseException:
         services.stop()

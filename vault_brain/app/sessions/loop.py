@@ -306,7 +306,8 @@ def memories_for_message(
         hits = vault.searcher.search(
             text,
             k=vault.policy.retrieval_limit,
-            filters=Filters(scopes=scopes, current_only=True),  # no superseded fact
+            # no superseded fact, no private note (they reach no agent)
+            filters=Filters(scopes=scopes, private=False, current_only=True),
         )
     results = [
         {

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from vault_brain.app.sync.history import HistoryResult, LogResult
     from vault_brain.app.sync.persona import PersonaResult
     from vault_brain.app.sync.remote import SyncResult
+    from vault_brain.domain.notes.model import Note
 
 
 class GitOps(ApiPart):
@@ -30,6 +31,9 @@ class GitOps(ApiPart):
 
     def _may_read(self, scope: str, private: bool = False) -> bool:
         raise NotImplementedError  # MemoryAPI._may_read
+
+    def _private(self, vault: Vault, note: Note) -> bool:
+        raise NotImplementedError  # MemoryAPI._private
 
     def commit(self, message: str, moment: str | None = None) -> str | None:
         """Commit the vault's changes with git; returns what happened (never raises). At a
@@ -76,7 +80,7 @@ class GitOps(ApiPart):
 
                 rel = resolve(vault, ref, memory_only=True)
                 note = load_note(vault.paths.root, rel)
-                if not self._may_read(note.scope, note.private):
+                if not self._may_read(note.scope, self._private(vault, note)):
                     raise unknown_note(ref, rel)
                 ref = rel
             return history(vault, ref, patch)
@@ -98,11 +102,19 @@ class GitOps(ApiPart):
         with self._use() as vault:
             return persona(vault, action, name, start)
 
-    def export(self, fmt: str, history: bool = False, persona: str | None = None) -> ExportResult:
-        """The notes as JSON (a versioned schema) or Markdown (see `app.sync.export`)."""
+    def export(
+        self,
+        fmt: str,
+        history: bool = False,
+        persona: str | None = None,
+        for_agent: bool = False,
+    ) -> ExportResult:
+        """The notes as JSON (a versioned schema) or Markdown (see `app.sync.export`); for an
+        agent (`for_agent`, or any caller that is not the person) without private notes."""
         from vault_brain.app.sync.export import export  # lazy: start-up
 
-        return export(self._vault, fmt, history, persona)
+        private = self.grant.private and not for_agent
+        return export(self._vault, fmt, history, persona, private=private)
 
     def graph(self, kind: str = "branches") -> GraphResult:
         """A Mermaid diagram written into a note under graphs/ (see `app.sync.graph`)."""

@@ -13,6 +13,7 @@ from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import NotFoundError, UsageError
 from vault_brain.domain.notes.model import Note
+from vault_brain.domain.policy.exclusions import is_private
 from vault_brain.domain.views.export import ExportNote, export_note, to_json_text, to_markdown
 from vault_brain.storage.index.scan import is_ignored_rel
 from vault_brain.storage.notes.read import load_note, note_from_bytes
@@ -58,8 +59,14 @@ def _history(vault: Vault, note: Note) -> list[dict[str, Any]]:
 
 
 def export(
-    vault: Vault, fmt: str, with_history: bool = False, persona: str | None = None
+    vault: Vault,
+    fmt: str,
+    with_history: bool = False,
+    persona: str | None = None,
+    private: bool = True,
 ) -> ExportResult:
+    """The notes (with `private`, the private ones too: `private: true` or a path in
+    `private_paths`; an export for an agent leaves them out)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}", hint="use --format json or markdown")
     if persona:
@@ -73,6 +80,9 @@ def export(
         vault.reconcile()  # the index lists the notes; each is then read in full
         paths = sorted(str(row["path"]) for _, row in vault.index.rows(include_archived=True))
         notes = [load_note(vault.root, rel) for rel in paths]
+    if not private:
+        hidden = vault.policy.private_paths
+        notes = [n for n in notes if not is_private(n.path, n.meta, hidden)]
     exported: list[ExportNote] = [
         export_note(n, _history(vault, n) if with_history else None) for n in notes
     ]

@@ -39,8 +39,9 @@ class Grant:
     session: str | None = None
     """The session it is bound to (None: any)."""
     private: bool = True
-    """It reads notes marked `private: true` (what `--allow-secret` stores): the person's
-    own, never a sandbox's or a scoped token's."""
+    """It reads private notes (`private: true`, what `--allow-secret` stores, or a path in
+    STRATEGY.md's `private_paths`): the person's own, never an agent's (`AGENT`), a
+    sandbox's or a scoped token's."""
 
     # -- what it is ----------------------------------------------------------------------
     @property
@@ -167,6 +168,8 @@ class Grant:
 
 
 FULL = Grant()
+AGENT = Grant(private=False)
+"""Every agent path (MCP, `vb serve`, hooks, `vb session`) at most: all but private notes."""
 
 
 def unknown_note(ref: str, rel: str) -> NotFoundError:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vault_brain.domain.errors import VaultBrainError
+from vault_brain.domain.policy.exclusions import check_pattern
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_HOURS = {"s": 1 / 3600, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
@@ -211,6 +212,22 @@ class Policy:
         "knowledge",
     )
 
+    # Privacy and counters (domain/policy/exclusions.py: what a pattern matches)
+    private_paths: list[str] = _setting(
+        [],
+        "paths",
+        "folders (journal/) and globs (**/*.secret.md) of notes no agent reads, as if each "
+        "said private: true; the person's own vb search still finds them",
+        "privacy",
+    )
+    no_counters: list[str] = _setting(
+        [],
+        "paths",
+        "folders and globs of notes vb writes no access counters or credit into (as if each "
+        "said vb: false); still searched",
+        "privacy",
+    )
+
     def __init__(
         self,
         values: Mapping[str, Any] | None = None,
@@ -279,6 +296,15 @@ def _coerce(setting: Setting, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("expected a list of names")
         return list(value)
+    if kind == "paths":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("expected a list of folders (journal/) or globs (**/*.secret.md)")
+        try:
+            return [check_pattern(v) for v in value]
+        except ValueError as exc:
+            raise bad(str(exc)) from None
     if kind == "commit_on":
         names = [value] if isinstance(value, str) else value
         moments = ("session", "lifecycle", "command", "operation")

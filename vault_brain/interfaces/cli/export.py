@@ -38,6 +38,14 @@ def export(
             show_default=False,
         ),
     ] = None,
+    for_agent: Annotated[
+        bool,
+        typer.Option(
+            "--for-agent",
+            help="Leave out private notes (private: true, or a path in private_paths), as "
+            "every agent path does.",
+        ),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -51,7 +59,7 @@ def export(
     """Export the notes as JSON or Markdown, for reading or backup."""
     from vault_brain.storage.files import atomic_write  # lazy
 
-    result = open_api().export(fmt, history, persona)
+    result = open_api().export(fmt, history, persona, for_agent)
     if output is None:
         sys.stdout.write(result.text)
         return

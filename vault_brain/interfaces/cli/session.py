@@ -164,7 +164,7 @@ def session(
     else:
         sandbox = Sandbox.start(
             client, image, workspace=where, vault=vault.root, session=session_id,
-            policy_rw=policy_rw,
+            policy_rw=policy_rw, private_paths=tuple(vault.policy.private_paths),
         )  # fmt: skip
         runner = SessionRunner(api, llm, sandbox, session_id, _say, warn=_err, write=_write)
     _err(f"vb session {session_id}: {agent} agent, workspace {where} (/help for commands)")

@@ -45,6 +45,8 @@ def init(
         f"{counted(len(result.created), 'file')} added, {len(result.kept)} existing kept; "
         f"git: {result.git}"
     )
+    if result.counters:  # (said, never asked: `vb init --adopt` runs in scripts too)
+        human += f"\ncounters: {result.counters}"
     emit(result, as_json, human)
 
 

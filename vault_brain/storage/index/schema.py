@@ -14,6 +14,7 @@ from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 from vault_brain.domain.capture.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.clock import epoch
 from vault_brain.domain.notes.model import Note
+from vault_brain.domain.policy.exclusions import is_private
 from vault_brain.domain.text import unique
 
 SCHEMA_VERSION = 13  # 10: each row says who wrote the note (`source`); 11: `previously`,
@@ -115,9 +116,10 @@ def body_hash(body: str) -> str:
     return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def row(note: Note) -> dict[str, Any]:
+def row(note: Note, private: bool | None = None) -> dict[str, Any]:
     """The per-note values listings, ranking, credit and MEMORY.md need, kept in a column
-    so they can be read for every note at once without decompressing stored documents."""
+    so they can be read for every note at once without decompressing stored documents.
+    `private`: no agent reads it (default: what its front matter says)."""
     return {
         "id": note.id,
         "path": note.path,
@@ -135,7 +137,7 @@ def row(note: Note) -> dict[str, Any]:
         "last_accessed": note.last_accessed,
         "problem": note.problem,
         "archived": note.archived,
-        "private": note.private,
+        "private": note.private if private is None else private,
         "source": note.source,
         "superseded": superseded(note),
         "conflict_of": conflict_of(note),
@@ -180,8 +182,11 @@ def slot_terms(note: Note, current: str) -> str:
     return " ".join(unique(words))
 
 
-def document(note: Note) -> dict[str, Any]:
+def document(note: Note, private_paths: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The index document of a note. It is private (no agent path reads it) when its front
+    matter says `private` or its path matches one of `private_paths` (STRATEGY.md)."""
     current, previously = split_previously(note.body)
+    private = is_private(note.path, note.meta, private_paths)
     return {
         "path": note.path,
         "id": note.id,
@@ -190,7 +195,7 @@ def document(note: Note) -> dict[str, Any]:
         "scope": note.scope,
         "tags": ",".join(t.replace(",", " ") for t in tag_terms(note.tags)),
         "archived": note.archived,
-        "private": note.private,
+        "private": private,
         "problem": note.problem is not None,
         "title": note.title,
         "aliases": " ".join(_search_names(note)),
@@ -200,5 +205,5 @@ def document(note: Note) -> dict[str, Any]:
         "slots": slot_terms(note, current),
         "superseded": superseded(note),
         "summary": summary(current),
-        "row": json.dumps(row(note), ensure_ascii=False, default=str).encode("utf-8"),
+        "row": json.dumps(row(note, private), ensure_ascii=False, default=str).encode("utf-8"),
     }

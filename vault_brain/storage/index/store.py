@@ -63,11 +63,15 @@ class Manifest:
     index: str = LEGACY_GENERATION
     files: dict[str, list[int]] = field(default_factory=dict)
     retired: dict[str, float] = field(default_factory=dict)  # generation -> when replaced
+    private_paths: list[str] = field(default_factory=list)
+    """STRATEGY.md's `private_paths` the rows were indexed with (another: index again)."""
 
     def to_json(self) -> str:
-        data = {"schema": SCHEMA_VERSION, "index": self.index, "files": self.files}
+        data: dict[str, Any] = {"schema": SCHEMA_VERSION, "index": self.index, "files": self.files}
         if self.retired:
             data["retired"] = self.retired
+        if self.private_paths:
+            data["private_paths"] = self.private_paths
         return json.dumps(data, ensure_ascii=False)
 
 
@@ -84,8 +88,12 @@ class Index:
     changed meanwhile, and swaps it in by rewriting the manifest. The replaced generation is
     removed a minute later, when no reader can still be using it."""
 
-    def __init__(self, paths: VaultPaths) -> None:
+    def __init__(self, paths: VaultPaths, private_paths: tuple[str, ...] = ()) -> None:
         self.paths = paths
+        self.private_paths = tuple(private_paths)
+        """STRATEGY.md's `private_paths`: each row's `private` says whether the note's front
+        matter or its path keeps it from agents; when they change, every row is indexed
+        again (the manifest records the patterns its rows were made with)."""
         self._ix: Any = None
         self._generation: str | None = None
         self._searcher: Any = None
@@ -112,7 +120,14 @@ class Index:
             for k, v in (retired.items() if isinstance(retired, dict) else ())
             if isinstance(k, str) and _GENERATION.fullmatch(k) and isinstance(v, int | float)
         }
-        return Manifest(name, files, retired)
+        private = data.get("private_paths", [])
+        private = [p for p in private if isinstance(p, str)] if isinstance(private, list) else []
+        return Manifest(name, files, retired, private)
+
+    def _fits(self, manifest: Manifest) -> bool:
+        """The rows were made with this index's `private_paths` (else: index every note
+        again, each row's `private` may have changed)."""
+        return manifest.private_paths == list(self.private_paths)
 
     def load_manifest(self) -> dict[str, list[int]] | None:
         """The indexed files (path -> [mtime_ns, size]), or None when there is no index."""
@@ -195,7 +210,7 @@ class Index:
                 except OSError:
                     writer.delete_by_term("path", rel)
                     continue
-                fields = document(_readable_note(rel, raw))
+                fields = document(_readable_note(rel, raw), self.private_paths)
                 if fresh:
                     writer.add_document(**fields)
                 else:
@@ -218,7 +233,7 @@ class Index:
         """Bring the index in line with the files on disk."""
         disk = scan(self.paths)
         manifest = self._load()
-        if manifest is None or not self._usable(manifest):
+        if manifest is None or not self._fits(manifest) or not self._usable(manifest):
             return self._build_first(progress, timeout)
         result = diff_manifest(disk, manifest.files)
         if not result.changed:
@@ -226,7 +241,7 @@ class Index:
             return result
         with self._lock(timeout):
             manifest = self._load()
-            if manifest is None:
+            if manifest is None or not self._fits(manifest):
                 return self._build_first(progress, timeout, locked=True)
             result = diff_manifest(disk, manifest.files)
             if result.changed:
@@ -259,7 +274,8 @@ class Index:
         wait = self.paths.lock_timeout if timeout is None else timeout
         with file_lock(self.paths.rebuild_lock, "search index rebuild", wait):
             manifest = self._load()
-            if manifest is not None and self._usable(manifest):  # built while this one waited
+            if manifest is not None and self._fits(manifest) and self._usable(manifest):
+                # (built while this one waited)
                 return self.reconcile(progress, timeout)
             return self._build(progress, lambda: self._lock(timeout))
 
@@ -294,7 +310,9 @@ class Index:
                     for rel in late.removed:
                         rows.pop(rel, None)
                 old = self._load()
-                manifest = Manifest(name, rows, old.retired if old else {})
+                manifest = Manifest(
+                    name, rows, old.retired if old else {}, list(self.private_paths)
+                )
                 if old is not None and old.index != name:
                     manifest.retired[old.index] = time.time()
                 atomic_write(self.paths.manifest, manifest.to_json(), durable=False)
@@ -353,7 +371,7 @@ class Index:
             return result  # e.g. vb's own writes, indexed as they were written: no lock
         with self._lock():
             manifest = self._load()
-            if manifest is None:
+            if manifest is None or not self._fits(manifest):
                 return self._build_first(None, None, locked=True)
             present, gone = [], []
             for rel in wanted:

@@ -114,13 +114,15 @@ class Sandbox:
         command: list[str] | None = None,
         environment: dict[str, str] | None = None,
         read_only: dict[str, Path] | None = None,
+        private_paths: tuple[str, ...] = (),
     ) -> Sandbox:
         """A detached, hardened container `vb-session-<session>` of `image` (see the module),
         the session's view of `vault` at /vault. With `policy_rw`, the vault's policy/
         (created if absent) is mounted read-write at /vault/policy over the read-only view:
         the agent may edit the lifecycle rules.
         `command` runs instead of `sleep infinity`, `environment` is added to HOME=/tmp, and
-        the host folders in `read_only` are bind-mounted read-only (container path: folder)."""
+        the host folders in `read_only` are bind-mounted read-only (container path: folder).
+        `private_paths` (STRATEGY.md's): notes the view never holds."""
         from docker.types import Mount
 
         from vault_brain.storage.sandbox.view import VaultView
@@ -134,8 +136,9 @@ class Sandbox:
         user = prepare_workspace(workspace)
         name = f"vb-session-{session}"
         view = VaultView.create(
-            vault, session, mount_points=["policy"] if policy_rw else [], fill=False
-        )
+            vault, session, mount_points=["policy"] if policy_rw else [], fill=False,
+            private_paths=private_paths,
+        )  # fmt: skip
         box: Sandbox | None = None
         try:
             mounts = session_mounts(workspace, view, user, policy_rw, read_only or {})

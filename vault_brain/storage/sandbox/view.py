@@ -4,9 +4,10 @@ The container never mounts the vault itself. It mounts (read-only) a folder on t
 holds copies of the vault's notes in the scopes the session reads (global), except archived
 and private ones, and MEMORY.md (generated: global notes, redacted). Never `sessions/`
 (every word a person typed), `.git` (history), `.vb/` (machine state), `logs/`, `policy/`
-(mounted by itself with `--policy-rw`), STRATEGY.md, tasks.json, attachments, symlinks, or
-a note whose front matter says `private: true` (what `--allow-secret` stores) or gives a scope
-other than the session's.
+(mounted by itself with `--policy-rw`), STRATEGY.md, tasks.json, attachments, symlinks, a
+note whose front matter says `private: true` (what `--allow-secret` stores) or gives a scope
+other than the session's, or a note whose path matches STRATEGY.md's `private_paths` (the
+patterns as the session started: `domain.policy.exclusions`).
 
 Why a copy rather than the vault with masks over what is hidden: a container's mounts are
 fixed when it starts, so a note made private (or a new private note) during the session
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault_brain.domain.policy.exclusions import marked_private, path_matches
 from vault_brain.domain.policy.scopes import GLOBAL, note_scope
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES
@@ -45,7 +47,6 @@ READABLE = 0o444
 DIR_MODE = 0o755
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # a bigger .md file is not a note the agent needs
 _FRONT_MATTER_PEEK = 64 * 1024
-_NOT_PRIVATE = (None, False, 0, "", "false", "no", "off", "0")
 # The line that ends front matter, as python-frontmatter (which vb's reader uses) finds it: a
 # line of three or more dashes and blanks alone (never earlier than the reader's end).
 _FENCE = re.compile(rb"^-{3,}\s*$", re.MULTILINE)
@@ -78,10 +79,7 @@ def shown(raw: bytes, scopes: Iterable[str] = (GLOBAL,)) -> bool:
     parsed = parse_text(raw)  # (no end in the peek: the key may lie beyond it)
     if parsed.error is not None:
         return not named and GLOBAL in scopes
-    private = parsed.meta.get("private")
-    if isinstance(private, str):
-        private = private.strip().lower()
-    if private not in _NOT_PRIVATE:
+    if marked_private(parsed.meta.get("private")):
         return False
     return note_scope(parsed.meta.get("scope")) in set(scopes)
 
@@ -90,8 +88,11 @@ class VaultView:
     """A session's view folder (see the module doc); `create`, then `refresh` before each
     turn, `remove` at the end."""
 
-    def __init__(self, vault: Path, home: Path, scopes: tuple[str, ...]) -> None:
+    def __init__(
+        self, vault: Path, home: Path, scopes: tuple[str, ...], private_paths: tuple[str, ...] = ()
+    ) -> None:
         self.vault, self.home, self.scopes = vault, home, scopes
+        self.private_paths = private_paths  # (STRATEGY.md's: never in the view)
         self.folder = home / "vault"
         self._known: dict[str, Stamp] = {}  # rel -> stamp of the vault file last checked
         self._copied: set[str] = set()  # rels present in the view
@@ -100,13 +101,13 @@ class VaultView:
     @classmethod
     def create(
         cls, vault: Path, session: str, *, scopes: tuple[str, ...] = (GLOBAL,),
-        mount_points: Iterable[str] = (), fill: bool = True,
+        mount_points: Iterable[str] = (), fill: bool = True, private_paths: Iterable[str] = (),
     ) -> VaultView:  # fmt: skip
         """A new view of `vault` for `session`, filled (or empty: see `filling`).
         `mount_points`: empty folders made in it for mounts over the view (e.g. "policy" for
-        `--policy-rw`)."""
+        `--policy-rw`); `private_paths`: the folders and globs of notes it never holds."""
         home = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{session}-"))  # 0700: the host user's
-        view = cls(vault.resolve(), home, scopes)
+        view = cls(vault.resolve(), home, scopes, tuple(private_paths))
         try:
             _mkdir(view.folder)
             for rel in mount_points:
@@ -205,7 +206,10 @@ class VaultView:
             self._known.pop(rel, None)
         else:
             self._known[rel] = stamp
-        if raw is not None and (rel in SHOWN_ROOT_FILES or shown(raw, self.scopes)):
+        if raw is not None and (
+            rel in SHOWN_ROOT_FILES
+            or (path_matches(rel, self.private_paths) is None and shown(raw, self.scopes))
+        ):
             _write(self.folder, rel, raw, mode, new=rel not in self._copied)
             self._copied.add(rel)
             done.copied += 1
