@@ -7,6 +7,7 @@ mines), decides, and returns a Plan; nothing is written until `apply_plan`.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
@@ -24,13 +25,18 @@ from vault_brain.domain.capture.facts import extract_facts
 from vault_brain.domain.clock import days_between, now_iso, parse_time
 from vault_brain.domain.engine import JSONChat
 from vault_brain.domain.notes.credit import earned_transfer, merged_score
+from vault_brain.domain.notes.links import LinkNames
 from vault_brain.domain.notes.merge import merge_episodes
+from vault_brain.domain.notes.model import ARCHIVE
 from vault_brain.domain.notes.substance import has_own_content, own_text
 from vault_brain.domain.policy.plan import Action, Plan
 from vault_brain.domain.policy.rules import Rule, RuleError, note_fields
 from vault_brain.domain.policy.scopes import GLOBAL
 from vault_brain.domain.text import plural, slugify
 from vault_brain.storage.notes.frontmatter import parse_text
+from vault_brain.storage.notes.names import link_names
+
+_PARENS = re.compile(r"[()]+")
 
 
 @result
@@ -116,6 +122,7 @@ def plan_consolidate(
         by_day.setdefault(key, []).append(row)
     taken: set[str] = set()
     methods: list[str] = []
+    names: LinkNames | None = None  # the vault's files by name, read once, only if needed
     for (day, scope), rows in sorted(by_day.items()):
         for group in _tag_components(rows):
             if len(group) < 2:
@@ -129,6 +136,10 @@ def plan_consolidate(
             group = [r for r in group if r not in empty]
             if len(group) < 2:
                 continue
+            names = names or link_names(vault.paths.root)
+            archived = {r["path"]: _archived_as(vault, r["path"], taken) for r in group}
+            for old, new in archived.items():
+                names.move(old, new)
             episodes = [
                 {
                     "id": r["id"],
@@ -136,6 +147,8 @@ def plan_consolidate(
                     "body": bodies[r["path"]],
                     "tags": r["tags"],
                     "created": r["created"],
+                    # the source as Obsidian finds it once this plan archived it
+                    "link": names.link(archived[r["path"]], r["title"]),
                 }
                 for r in group
             ]
@@ -146,6 +159,7 @@ def plan_consolidate(
             rel, slug = unique_path(
                 vault.paths, f"episodes/{day[:7]}", slugify(merged.title), taken
             )
+            names.add(rel)
             new_id = f"episode-{category}-{slug}"
             tags = sorted({t for r in group for t in r["tags"]})
             shared = sorted(set.intersection(*(set(r["tags"]) for r in group)) or set(tags))
@@ -181,6 +195,17 @@ def plan_consolidate(
                 )
     plan.method = _method(methods)
     return plan
+
+
+def _archived_as(vault: Vault, rel: str, taken: set[str]) -> str:
+    """Where archiving `rel` will put it (as `archive_into` does): `archive/<rel>`, or a free
+    name beside it when that is taken."""
+    dest = f"{ARCHIVE}/{rel}"
+    if dest not in taken and not vault.paths.note(dest).exists():
+        taken.add(dest)
+        return dest
+    parent = PurePosixPath(dest).parent.as_posix()
+    return unique_path(vault.paths, parent, PurePosixPath(rel).stem, taken)[0]
 
 
 def _tag_components(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -222,6 +247,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
     rows = {r["path"]: r for r in credit_rows(vault, now)}
     feed = EntityFeed(vault, policy.initial_score, rows, writer="merge")
     methods: list[str] = []
+    names: LinkNames | None = None  # the vault's files by name, read once, only if needed
     for row in sorted(rows.values(), key=lambda r: (-r["effective"], r["path"])):
         if row["type"] != "episode" or row["problem"] or row.get("superseded"):
             continue  # (a superseded episode's facts were replaced: never fed again)
@@ -244,7 +270,9 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
                 f"{row['id']}: credit {row['effective']:.2f} but no entity-like facts"
             )
             continue
-        link = f"[[{PurePosixPath(row['path']).with_suffix('').as_posix()}|{row['title']}]]"
+        names = names or link_names(vault.paths.root)
+        # (no parentheses in the shown title: the provenance is read back as "(from ...)")
+        link = names.link(row["path"], _PARENS.sub(" ", row["title"]))
         fresh = feed.fresh(facts, f"from {link}")
         accepted = sum(len(v) for v in fresh.values())
         if not accepted:

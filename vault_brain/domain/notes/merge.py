@@ -140,12 +140,17 @@ def _all_tags(episodes: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(tags.values())
 
 
+def _source_link(episode: Mapping[str, Any]) -> str:
+    """The link to a source episode: the one the caller rendered for the vault (`link`, see
+    `domain/notes/links.py`), else one naming its id."""
+    given = episode.get("link")
+    if isinstance(given, str) and given:
+        return given
+    return _wikilink(str(episode.get("id") or _episode_title(episode)), _episode_title(episode))
+
+
 def _sources_section(episodes: Sequence[Mapping[str, Any]]) -> str:
-    links = [
-        f"- {_wikilink(str(e.get('id') or _episode_title(e)), _episode_title(e))}"
-        f" ({_date_of(e.get('created'))})"
-        for e in episodes
-    ]
+    links = [f"- {_source_link(e)} ({_date_of(e.get('created'))})" for e in episodes]
     return "## Sources\n" + "\n".join(links)
 
 
@@ -174,7 +179,8 @@ def merge_episodes(
     *,
     fallback: bool = True,
 ) -> MergedText:
-    """Merge episodes (dicts with id, title, body, tags, created) into one note's text,
+    """Merge episodes (dicts with id, title, body, tags, created, and the `link` that names
+    each in the Sources section) into one note's text,
     through the gate: a part it refuses is redacted, not copied."""
     if not episodes:
         raise VaultBrainError("nothing to merge: no episodes given")
