@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, snapshot
+from conftest import REPO, git, snapshot
 from vault_brain.storage.notes.read import load_note
 
 DATA = REPO / "tests" / "data" / "imports"
@@ -181,3 +181,27 @@ def test_imported_text_reaches_agents_as_an_import(tmp_path: Path, vault: Path, 
     api = MemoryAPI.open(vault, source="mcp")
     hits = api.search("bicycle shed bakery").results
     assert hits and hits[0].written_by == "import"
+
+
+def test_an_archived_import_is_not_brought_back(tmp_path: Path, vault: Path, cli: Any) -> None:
+    source = _source(tmp_path, "claude-code")
+    done = _import(cli, vault, "claude-code", str(source))
+    first = next(e for e in done["entries"] if e["action"] == "create")
+    note = load_note(vault, first["path"])
+    assert cli("--vault", str(vault), "delete", note.id, "-r", "not true").exit_code == 0
+    again = _import(cli, vault, "claude-code", str(source))
+    assert again["new"] == 0
+    assert any(e["path"] == f"archive/{first['path']}" for e in again["entries"])
+
+
+def test_an_import_is_one_commit_when_operations_commit(
+    tmp_path: Path, vault: Path, cli: Any
+) -> None:
+    strategy = vault / "STRATEGY.md"
+    text = strategy.read_text()
+    strategy.write_text(text.replace("# commit_on: [session, lifecycle]", "commit_on: [operation]"))
+    res = cli("--vault", str(vault), "import", "markdown", str(_source(tmp_path, "markdown")))
+    assert res.exit_code == 0, res.stderr
+    log = git("log", "--format=%s", cwd=vault).splitlines()
+    assert log[0].startswith("vb import markdown")
+    assert git("status", "--porcelain", "--", "entities", "episodes", cwd=vault) == ""
