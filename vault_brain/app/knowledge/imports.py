@@ -255,9 +255,7 @@ def _folder(draft: Draft) -> str:
 
 
 def _free(vault: Vault, draft: Draft, taken: set[str]) -> str:
-    """A free path for the draft whose id no other note uses."""
-    with contextlib.suppress(LockedError):
-        vault.reconcile(timeout=0)
+    """A free path for the draft whose id no other note uses (the index reconciled before)."""
     slug = slugify(clip_words(draft.title, SLUG_CHARS).rstrip("…"))
     while True:
         rel, name = unique_path(vault.paths, _folder(draft), slug, taken)
@@ -271,6 +269,8 @@ def _free(vault: Vault, draft: Draft, taken: set[str]) -> str:
 # -- plan and apply ---------------------------------------------------------------------------
 def _plan(vault: Vault, drafts: list[Draft], progress: Progress | None) -> list[_Planned]:
     keys = imported_keys(vault)
+    with contextlib.suppress(LockedError):  # (a cache never stalls an import)
+        vault.reconcile(timeout=0)
     seen: dict[str, str] = {}
     taken: set[str] = set()
     planned: list[_Planned] = []

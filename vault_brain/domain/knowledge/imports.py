@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from vault_brain.domain.text import clean_tags, clip_words, flatten, slugify
+from vault_brain.domain.text import clean_tags, clip_words, flatten, slugify, split_sentences
 
 KINDS = ("openclaw", "claude-code", "basic-memory", "markdown")
 LABELS = {
@@ -150,7 +150,8 @@ def fact_drafts(kind: str, rel: str, text: str, first_line: int = 1) -> list[Dra
     def add(start: int, chunk: list[str], fact: str) -> None:
         line = first_line + start
         tags = [kind, slugify(section)] if section else [kind]
-        title = clip_words(_plain(fact), TITLE_CHARS) or "untitled"
+        first = (split_sentences(_plain(fact)) or [""])[0]
+        title = clip_words(first, TITLE_CHARS) or "untitled"
         draft = Draft(
             kind, "entity", kind, title, rel, line,
             key_of(kind, "fact", _plain(fact).lower()),
