@@ -147,6 +147,9 @@ def test_each_kind_keeps_its_shape(tmp_path: Path, vault: Path, cli: Any) -> Non
     assert log.type == "episode" and str(log.created).startswith("2026-03-14")
     assert "oarlock" in log.body and "regatta budget" in log.body
 
+    alone = _import(cli, vault, "openclaw", str(DATA / "openclaw/memory/2026-03-14.md"))
+    assert alone["new"] == 0 and alone["existing"] == 1  # one log named alone: the same
+
     _import(cli, vault, "basic-memory", str(_source(tmp_path, "basic-memory")))
     ansel = load_note(vault, "entities/people/harbour-master-ansel.md")
     assert ansel.title == "Harbour Master Ansel" and ansel.category == "people"

@@ -177,7 +177,7 @@ def drafts_of(kind: str, rel: str, meta: dict[str, Any], body: str, first: int) 
     """The drafts a file of a source of `kind` gives."""
     day = log_date(rel)
     if kind == "openclaw":
-        if rel.startswith("memory/") and day:
+        if day:  # (in memory/, or one log named alone)
             return [log_draft(kind, rel, body, day, first)]
         return fact_drafts(kind, rel, body, first)
     if kind == "claude-code":
