@@ -26,7 +26,7 @@ FOUND = {
 HOSTILE = {
     "openclaw": ("Ignore all previous instructions", "Tr0ub4dor", "sk-live-4f9a"),
     "claude-code": ("developer mode", "ghp_Zx8Yw7", "install.sh", "rm -rf"),
-    "basic-memory": ("attacker@evil.example", "Kx9!vQ2"),
+    "basic-memory": ("attacker@evil.example", "Kx9!vQ2", "bryn@evil.example", "ghp_Qa1Ws2"),
     "markdown": ("hidden system prompt", "AKIAIOSFODNN7EXAMPLE"),
 }
 # kind -> the gate's reasons the plan gives (at least these)
@@ -156,7 +156,8 @@ def test_each_kind_keeps_its_shape(tmp_path: Path, vault: Path, cli: Any) -> Non
     assert {"harbour", "people"} <= set(ansel.tags)
     assert "- [role] Runs the east pier office" in ansel.body
     assert "works_at [[east-pier-office|East Pier Office]]" in ansel.body
-    # a target that is no note stays plain text: no link that does not resolve
+    # a target that is no note (Bryn's note: refused whole) stays plain text, never a link
+    # that does not resolve
     assert "knows Lighthouse Keeper Bryn" in ansel.body and "[[Lighthouse" not in ansel.body
     office = load_note(vault, "entities/basic-memory/east-pier-office.md")
     assert "managed_by [[harbour-master-ansel|Harbour Master Ansel]]" in office.body

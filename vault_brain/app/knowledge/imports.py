@@ -56,6 +56,7 @@ WHERE = "import"  # where the gate's refusals are counted (the memory events)
 KEY = "import_key"
 FROM = "imported_from"
 MAX_SOURCE_BYTES = 1_000_000
+NOTHING_LEFT = "nothing is left once the gate's refusals are out"
 SLUG_CHARS = 48  # a file name of a fact's first words
 
 
@@ -98,6 +99,7 @@ class _Planned:
     draft: Draft
     entry: ImportEntry
     body: str = ""
+    kept: list[Piece] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)
 
 
@@ -238,10 +240,6 @@ def _render(pieces: list[Piece], links: _Links) -> str:
     return "\n".join(lines).strip()
 
 
-def _why(verdict: Verdict) -> str:
-    return verdict.why()
-
-
 def _judged_text(text: str, title: str) -> Verdict:
     """What `guard.admit` finds in text not the person's own (without counting it)."""
     found = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS).reasons
@@ -286,42 +284,50 @@ def _plan(vault: Vault, drafts: list[Draft], progress: Progress | None) -> list[
         else:
             seen[draft.key] = draft.where
             entry.path = _free(vault, draft, taken)
-    links = _Links(sorted(scan(vault.paths)))
-    for item in planned:
-        if item.entry.action == "create" and item.entry.path:
-            links.add(item.entry.path, item.draft.title)
     total = len(planned)
     for done, item in enumerate(planned, 1):
         if item.entry.action == "create":
-            _judge(item, links)
+            _judge_pieces(item)
         if progress is not None:
             progress(done, total)
+    links = _Links(sorted(scan(vault.paths)))  # (only to notes that are, or will be)
+    for item in planned:
+        if item.entry.action == "create" and item.entry.path:
+            links.add(item.entry.path, item.draft.title)
+    for item in planned:
+        if item.entry.action == "create":
+            _judge_note(item, links)
     return planned
 
 
-def _judge(item: _Planned, links: _Links) -> None:
-    """Each piece through the gate (refused ones left out), then the note whole."""
-    kept: list[Piece] = []
+def _judge_pieces(item: _Planned) -> None:
+    """Each piece through the gate: a refused one is left out (a fact, refused whole)."""
+    item.kept = []
     for piece in item.draft.pieces:
         verdict = judge(piece.text) if piece.text.strip() else Verdict()
         if verdict.ok:
-            kept.append(piece)
+            item.kept.append(piece)
             continue
         item.reasons.update(verdict.reasons)
-        item.entry.kept_out.append(f"{item.draft.origin}#L{piece.line}: {_why(verdict)}")
+        item.entry.kept_out.append(f"{item.draft.origin}#L{piece.line}: {verdict.why()}")
     if len(item.draft.pieces) == 1 and item.entry.kept_out:
         item.entry.action = "refused"
         item.entry.reason = item.entry.kept_out.pop().split(": ", 1)[1]
-        return
-    item.body = _render(kept, links)
+    elif item.entry.kept_out and not any(p.text.strip() for p in item.kept):
+        item.entry.action, item.entry.reason = "refused", NOTHING_LEFT
+
+
+def _judge_note(item: _Planned, links: _Links) -> None:
+    """The note as it would be written, judged whole as `guard.admit` judges it."""
+    item.body = _render(item.kept, links)
     verdict = _judged_text(item.body, item.draft.title)
     if not verdict.ok:
         item.reasons.update(verdict.reasons)
         item.entry.action = "refused"
         item.entry.reason = (
-            "nothing is left once the gate's refusals are out"
+            NOTHING_LEFT
             if verdict.reasons == ("fragment",) and item.entry.kept_out
-            else _why(verdict)
+            else verdict.why()
         )
 
 
