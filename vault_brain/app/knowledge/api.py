@@ -15,6 +15,7 @@ from vault_brain.domain.knowledge.scope import fuse, parse_sources
 
 if TYPE_CHECKING:
     from vault_brain.app.knowledge.extract import ExtractResult
+    from vault_brain.app.knowledge.imports import ImportResult
     from vault_brain.app.memory.vault import Vault
     from vault_brain.domain.knowledge.extract import Item
     from vault_brain.domain.policy.scopes import Agent
@@ -54,6 +55,26 @@ class Knowledge(ApiPart):
             )
         with self._use() as vault:
             return extract(vault, paths, project, dry_run=dry_run, progress=progress)
+
+    def import_memories(
+        self,
+        kind: str | None,
+        source: str,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportResult:
+        """Another tool's memory files as notes, through the gate, each once (see
+        `app.knowledge.imports`); `kind` None: told by the source's files."""
+        from vault_brain.app.knowledge.imports import import_source  # lazy: start-up
+
+        if self.agent is not None and self.agent.role != "admin":
+            raise ForbiddenError(
+                f"agent {self.agent.name!r} may not import", hint="a person runs vb import"
+            )
+        self.grant.check_vault_wide("import memories")
+        operation = None if dry_run else f"import {kind or 'memories'}"
+        with self._use(operation=operation) as vault:
+            return import_source(vault, kind, source, dry_run=dry_run, progress=progress)
 
     def _all_items(self, vault: Vault, project: str | None) -> list[Item]:
         from vault_brain.app.memory.sources import items_files  # lazy: start-up

@@ -105,7 +105,7 @@ class NoteView(Result):
     """The whole front matter as JSON (YAML dates become strings)."""
     written_by: str = PERSON
     """Who wrote the text (the `source` key): person (by hand, or no `source`), agent,
-    conversation, extraction or merge."""
+    conversation, extraction, merge or import."""
 
     @classmethod
     def of(cls, note: Note) -> NoteView:
@@ -219,7 +219,7 @@ class SearchHit(Result):
     """The transcript message id (m0003) of a sessions result."""
     written_by: str = PERSON
     """Who wrote the text: person (by hand, or a note without `source`), agent,
-    conversation, extraction or merge (the note's `source` key)."""
+    conversation, extraction, merge or import (the note's `source` key)."""
 
     @classmethod
     def of(cls, hit: Hit, *, person: bool = False) -> SearchHit:

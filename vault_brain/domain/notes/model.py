@@ -21,9 +21,10 @@ ENTITY_CATEGORIES = ("people", "projects", "preferences")
 ARCHIVE = "archive"
 # Where a note's text came from (its `source` key): a person's hand (also every note without
 # the key: hand-written in Obsidian, an adopted vault), an agent's tool call, capture from a
-# conversation, project extraction, or a merge of other notes (consolidate, promote).
+# conversation, project extraction, a merge of other notes (consolidate, promote), or another
+# tool's memory files brought in by `vb import`.
 PERSON = "person"
-SOURCES = (PERSON, "agent", "conversation", "extraction", "merge")
+SOURCES = (PERSON, "agent", "conversation", "extraction", "merge", "import")
 _H1 = re.compile(r"#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 

@@ -43,7 +43,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     ),
     "Memories": ("add", "show", "update", "delete", "restore", "list"),
     "Search": ("search", "index"),
-    "Knowledge": ("extract", "items"),
+    "Knowledge": ("extract", "items", "import"),
     "Credit and lifecycle": (
         "feedback",
         "credit",
@@ -181,6 +181,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("add", "show", "update", "delete", "restore", "list"), "memories"),
     **dict.fromkeys(("search", "index"), "search"),
     **dict.fromkeys(("extract", "items"), "knowledge"),
+    "import": "imports",
     **dict.fromkeys(("feedback", "credit"), "credit"),
     **dict.fromkeys(
         ("memory-file", "consolidate", "promote", "prune", "doctor", "maintain", "strategy"),
