@@ -188,10 +188,3 @@ def check_choice(value: str, options: Iterable[str], what: str) -> str:
     raise VaultBrainError(
         f"unknown {what} {value!r}", hint=f"{hint}use one of: {', '.join(choices)}"
     )
-
-
-def plural(n: int, noun: str) -> str:
-    """`noun` for one, its English plural for any other count (copy: copies)."""
-    if n == 1:
-        return noun
-    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
