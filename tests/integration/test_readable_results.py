@@ -79,3 +79,10 @@ def test_snippet_finds_other_forms_of_the_words() -> None:
     assert "studying how happily the runners" in snippet
     non_ascii = INTRO + "Die Straße führt zum Übergang, dann weiter."
     assert "Übergang" in Snippets(analyzer()).snippet(non_ascii, stems("übergang"))
+
+
+def test_a_short_note_s_snippet_is_all_of_it_though_the_match_is_at_its_end() -> None:
+    """What an agent is given of a short note is the note, not its matched line alone."""
+    body = "- We relocated to York in May.\n- The retro got pushed to 5pm.\n"
+    snippet = Snippets(analyzer()).snippet(body, stems("retro"))
+    assert snippet == "- We relocated to York in May. - The retro got pushed to 5pm."

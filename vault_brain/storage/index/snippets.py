@@ -67,6 +67,8 @@ class Snippets:
         if not text:
             return ""
         start = _outside_link(text, _start(text, self._passage(text, stems)))
+        if start and len(text) <= 2 * SNIPPET_CHARS and _shown_len(text) <= SNIPPET_CHARS:
+            start = 0  # the whole text fits: all of it
         # links shrink when made readable: read more than is shown, then cut
         raw_end = _outside_link(text, start + 2 * SNIPPET_CHARS, forward=True)
         shown = " ".join(readable(text[start:raw_end]).split())
@@ -154,6 +156,10 @@ def _start(text: str, first: int) -> int:
         return ends[-1]
     space = text.find(" ", lead, first)
     return space + 1 if space >= 0 else lead
+
+
+def _shown_len(text: str) -> int:
+    return len(" ".join(readable(text).split()))
 
 
 def _outside_link(text: str, at: int, forward: bool = False) -> int:
