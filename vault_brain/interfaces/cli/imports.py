@@ -40,9 +40,9 @@ def import_command(
     dry_run: DryRun = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import memory from OpenClaw, Claude Code, basic-memory or a folder of Markdown.
+    """Import another tool's memory files as notes.
 
-    OpenClaw: MEMORY.md and the daily logs in memory/. Claude Code: CLAUDE.md, CLAUDE.local.md,
+    From OpenClaw, Claude Code, basic-memory, or a folder of Markdown. OpenClaw: MEMORY.md and the daily logs in memory/. Claude Code: CLAUDE.md, CLAUDE.local.md,
     MEMORY.md and its topic files. basic-memory: every note, with its title, tags, observations
     and relations. Markdown: every note of the folder. A fact (a bullet or paragraph of a
     memory file) becomes an entity note of its own, a daily log an episode of its day, and a
