@@ -42,14 +42,15 @@ def import_command(
 ) -> None:
     """Import another tool's memory files as notes.
 
-    From OpenClaw, Claude Code, basic-memory, or a folder of Markdown. OpenClaw: MEMORY.md and the daily logs in memory/. Claude Code: CLAUDE.md, CLAUDE.local.md,
-    MEMORY.md and its topic files. basic-memory: every note, with its title, tags, observations
-    and relations. Markdown: every note of the folder. A fact (a bullet or paragraph of a
-    memory file) becomes an entity note of its own, a daily log an episode of its day, and a
-    note of basic-memory or of a folder stays one note. Every line passes the safety gate:
-    what it refuses is left out and listed with the reason. Each note records where it came
-    from (imported_from: file#Lline) and a key, so a second run imports nothing twice. The
-    plan is printed first; --dry-run prints only it."""
+    From OpenClaw, Claude Code, basic-memory, or a folder of Markdown. OpenClaw: MEMORY.md and
+    the daily logs in memory/. Claude Code: CLAUDE.md, CLAUDE.local.md, MEMORY.md and its topic
+    files. basic-memory: every note, with its title, tags, observations and relations. Markdown:
+    every note of the folder. A fact (a bullet or paragraph of a memory file) becomes an entity
+    note of its own, a daily log an episode of its day, and a note of basic-memory or of a
+    folder stays one note. Every line passes the safety gate: what it refuses is left out and
+    listed with the reason. Each note records where it came from (imported_from: file#Lline) and
+    a key, so a second run imports nothing twice. The plan is printed first; --dry-run prints
+    only it."""
     if source is None:
         kind, source = None, kind
     if source is None:
