@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -78,6 +78,39 @@ def remove_dead_temps(*folders: Path) -> None:
                 if dead_temp_file(entry.name):
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
+
+
+def visible_files(
+    root: str,
+    skip_top: Collection[str] = frozenset(),
+    hidden: Callable[[str, str], None] | None = None,
+) -> Iterator[tuple[os.DirEntry[str], str]]:
+    """Every file under `root` a person sees, as (its entry, its path relative to `root`), by
+    one walk of `os.scandir`: hidden files and folders are left out (`hidden(name, path)` is
+    told of each), as are the top folders named in `skip_top`; a symlink to a folder is not
+    followed (it is yielded as a file: the caller decides what to do with links)."""
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    if hidden is not None:
+                        hidden(name, entry.path)
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not is_dir:
+                    yield entry, prefix + name
+                elif prefix or name not in skip_top:
+                    stack.append((entry.path, f"{prefix}{name}/"))
 
 
 def _outside(paths: VaultPaths, path: Path) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.sync.trust import where_no_note_lives
-from vault_brain.storage.files import dead_temp_file, remove_dead_temps
+from vault_brain.storage.files import dead_temp_file, remove_dead_temps, visible_files
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 from vault_brain.storage.regular import is_regular
 
@@ -43,36 +43,25 @@ def scan(paths: VaultPaths) -> dict[str, list[int]]:
     root = str(paths.root)
     real_root = os.path.realpath(root)
     found: dict[str, list[int]] = {}
-    stack = [(root, "")]
     remove_dead_temps(paths.sessions_dir, paths.logs_dir)
-    while stack:
-        folder, prefix = stack.pop()
+
+    def hidden(name: str, path: str) -> None:
+        if dead_temp_file(name):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    for entry, rel in visible_files(root, IGNORED_DIRS, hidden):
+        name = entry.name
+        if not name.lower().endswith(".md") or (rel == name and name in ROOT_NON_NOTES):
+            continue  # (is_note_name: the name is not hidden, checked by the walk)
         try:
-            entries = os.scandir(folder)
+            if entry.is_symlink() and not inside_vault(entry.path, real_root):
+                continue  # a link out of the vault is never read
+            st = entry.stat()
         except OSError:
             continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    if dead_temp_file(name):
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry.path)
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if prefix or name not in IGNORED_DIRS:
-                            stack.append((entry.path, f"{prefix}{name}/"))
-                    elif name.lower().endswith(".md") and (prefix or name not in ROOT_NON_NOTES):
-                        # (is_note_name: the name is not hidden, checked above)
-                        if entry.is_symlink() and not inside_vault(entry.path, real_root):
-                            continue  # a link out of the vault is never read
-                        st = entry.stat()
-                        if not is_regular(st):
-                            continue  # a FIFO or device named like a note is never read
-                        found[prefix + name] = [st.st_mtime_ns, st.st_size]
-                except OSError:
-                    continue
+        if is_regular(st):  # (a FIFO or device named like a note is never read)
+            found[rel] = [st.st_mtime_ns, st.st_size]
     return found
 
 

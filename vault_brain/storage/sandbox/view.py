@@ -37,6 +37,7 @@ from pathlib import Path
 
 from vault_brain.domain.policy.exclusions import marked_private, path_matches
 from vault_brain.domain.policy.scopes import GLOBAL, note_scope
+from vault_brain.storage.files import visible_files
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES
 
@@ -173,31 +174,16 @@ class VaultView:
                 st = os.lstat(self.vault / name)
                 if stat.S_ISREG(st.st_mode):
                     yield name, st
-        stack = [(str(self.vault), "")]
-        while stack:
-            folder, prefix = stack.pop()
+        for entry, rel in visible_files(str(self.vault), HIDDEN_DIRS):
+            name = entry.name
+            if not name.lower().endswith(".md") or (rel == name and name in ROOT_NON_NOTES):
+                continue  # (MEMORY.md: above)
             try:
-                entries = os.scandir(folder)
+                st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    if name.startswith("."):
-                        continue
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISDIR(st.st_mode):
-                        if prefix or name not in HIDDEN_DIRS:
-                            stack.append((entry.path, f"{prefix}{name}/"))
-                    elif (
-                        stat.S_ISREG(st.st_mode)
-                        and name.lower().endswith(".md")
-                        and (prefix or name not in ROOT_NON_NOTES)  # (MEMORY.md: above)
-                    ):
-                        yield prefix + name, st
+            if stat.S_ISREG(st.st_mode):
+                yield rel, st
 
     def _update(self, rel: str, stamp: Stamp, mode: int, done: Refreshed) -> None:
         source = self.vault / rel
