@@ -81,16 +81,19 @@ def test_searches_and_writes_go_on_while_a_rebuild_runs(indexed: Path) -> None:
 def test_replaced_and_abandoned_generations_are_removed(indexed: Path, cli: Any) -> None:
     manifest = _manifest(indexed)
     current = manifest["index"]
-    old, recent, abandoned = (f"index-{c * 16}" for c in "abc")
-    for name in (old, recent, abandoned):
+    old, recent, abandoned, building = (f"index-{c * 16}" for c in "abcd")
+    for name in (old, recent, abandoned, building):
         (indexed / ".vb" / name).mkdir()
         (indexed / ".vb" / name / "_MAIN_1.toc").write_bytes(b"x")
-    manifest["retired"] = {old: time.time() - 3600, recent: time.time()}
+    hour_ago = time.time() - 3600
+    os.utime(indexed / ".vb" / abandoned, (hour_ago, hour_ago))  # a killed rebuild's
+    manifest["retired"] = {old: hour_ago, recent: time.time()}
     (indexed / ".vb" / "manifest.json").write_text(json.dumps(manifest))
     v = ("--vault", str(indexed))
     assert cli(*v, "add", "-n", "New", "-c", "people", "Anything new.").exit_code == 0
     assert cli(*v, "search", "anything").exit_code == 0  # a write to the index sweeps
-    assert _generations(indexed) == {current, recent}
+    # (`building`, written a moment ago, may be another process's first index in progress)
+    assert _generations(indexed) == {current, recent, building}
     assert set(_manifest(indexed)["retired"]) == {recent}
 
 

@@ -329,8 +329,8 @@ class Index:
 
     def _sweep(self, manifest: Manifest, rebuilding: bool = False, save: bool = False) -> None:
         """Remove generations replaced more than a minute ago, and folders a killed rebuild
-        left (when no rebuild runs: `rebuilding` says this process holds its lock). Never
-        the current generation."""
+        left untouched for a minute (when no rebuild runs: `rebuilding` says this process
+        holds its lock). Never the current generation."""
         now = time.time()
         keep = {manifest.index} | {
             g for g, when in manifest.retired.items() if now - when < RETIRED_GRACE
@@ -339,7 +339,9 @@ class Index:
             names = [n for n in os.listdir(self.paths.cache_dir) if _GENERATION.fullmatch(n)]
         except OSError:
             return
-        stray = [n for n in names if n not in keep and n not in manifest.retired]
+        stray = [
+            n for n in names if n not in keep and n not in manifest.retired and self._idle(n, now)
+        ]
         if stray and not rebuilding and not self._no_rebuild_running():
             stray = []
         for name in [n for n in names if n in manifest.retired and n not in keep] + stray:
@@ -350,6 +352,15 @@ class Index:
             manifest.retired.pop(name)
         if save and expired:
             self._save(manifest)
+
+    def _idle(self, name: str, now: float) -> bool:
+        """A folder no one has written for `RETIRED_GRACE`: a generation another process is
+        still building (the first index, built under the index lock alone) is never taken
+        for one a killed rebuild left."""
+        try:
+            return now - self.paths.index_dir(name).stat().st_mtime >= RETIRED_GRACE
+        except OSError:
+            return False
 
     def _no_rebuild_running(self) -> bool:
         try:
