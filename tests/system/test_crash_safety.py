@@ -35,7 +35,7 @@ MATRIX = _matrix()
 @pytest.mark.parametrize("case", [c.name for c in MATRIX.CASES])
 def test_every_kill_and_full_disk_leaves_the_vault_whole(case: str) -> None:
     require_strace()
-    every, vault_every = (1, 1) if FULL_MATRIX else (12, 2)  # (make test: a sample)
+    every, vault_every = (1, 1) if FULL_MATRIX else (12, 3)  # (make test: a sample)
     outcomes = MATRIX.run_matrix({case}, ("kill", "enospc"), every=every, vault_every=vault_every)
     assert outcomes, "no write point was tried"
     failures = [(o.fault, o.point, o.syscall, o.problems) for o in outcomes if o.problems]
