@@ -113,11 +113,15 @@ class Merger:
         self.identity = commit_identity(repo)
         self.merged_files = 0
         self.merges = 0
-        self.copies: list[str] = []
         self.copy_of: list[tuple[str, str]] = []
         """(note, copy) of each conflict copy written, paths relative to the repository."""
         self.regenerated: set[str] = set()
         self.theirs = "MERGE_HEAD"  # what is being merged (a commit, for a cherry-pick)
+
+    @property
+    def copies(self) -> list[str]:
+        """The conflict copies written (paths relative to the repository)."""
+        return [copy for _note, copy in self.copy_of]
 
     # -- merging ---------------------------------------------------------------------------
     def finish_merge(self, what: str, theirs: str = "MERGE_HEAD", base: str | None = None) -> str:
@@ -208,7 +212,6 @@ class Merger:
         if merged.conflict is not None:  # named after the machine whose text it holds
             machine = g.last_writer(root, self.theirs, path) or "theirs"
             copy = write_conflict_copy(root, path, kind, merged, machine, inside=edge)
-            self.copies.append(copy)
             self.copy_of.append((path, copy))
 
     def _regenerate(self) -> list[str]:

@@ -110,8 +110,8 @@ def render_status(report: StatusReport) -> str:
 def render_sync_state(sync: SyncState) -> list[str]:
     """The sync block of `vb status`."""
     if sync.remote is None:
-        lines = ["sync:    no remote: `vb sync` commits here; share the vault with "
-                 "git remote add origin URL, then `vb sync`"]  # fmt: skip
+        add = "share the vault with git remote add origin URL, then `vb sync`"
+        lines = [f"sync:    no remote: `vb sync` commits here; {add}"]
     else:
         where = f"{sync.remote}/{sync.branch}" if sync.branch else sync.remote
         if sync.ahead is None:

@@ -96,9 +96,9 @@ def driver_command(kind: str, python: str | None = None) -> str:
 
 
 def repair_drivers(repo: Any) -> str | None:
-    """The drivers rewritten when any is missing or names a Python that is gone (what was
-    wrong, in one line), else None. Only for a vault `vb sync` set up (.gitattributes
-    names vb's drivers)."""
+    """The drivers rewritten when the notes' driver names a Python that is gone (what was
+    wrong, in one line), else None. Only where vb's drivers are installed (`vb init`, `vb
+    sync`): a clone that never had them is left as it is."""
     reader = repo.config_reader("repository")
     written = reader.get_value('merge "vb-note"', "driver", default="")
     if not written:
