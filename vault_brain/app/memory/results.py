@@ -220,6 +220,11 @@ class SearchHit(Result):
     written_by: str = PERSON
     """Who wrote the text: person (by hand, or a note without `source`), agent,
     conversation, extraction, merge or import (the note's `source` key)."""
+    explain: dict[str, Any] | None = None
+    """With `--explain`: what `score` is made of. `relevance` (BM25F, or in hybrid mode its
+    fusion with the embedding `similarity`), `bm25` and its share per field (`fields`:
+    title, aliases, tagtext, body, previously, slots), and the factors the relevance is
+    multiplied by: `credit`, `recency`, `superseded` (each 1 when it does not apply)."""
 
     @classmethod
     def of(cls, hit: Hit, *, person: bool = False) -> SearchHit:
@@ -235,6 +240,7 @@ class SearchHit(Result):
             score=round(hit.score, 6),
             snippet=shown(hit.snippet, hit.written_by, person),
             written_by=hit.written_by,
+            explain=hit.explain,
         )
 
 

@@ -80,9 +80,10 @@ class Vault:
                 return found
         return Searcher(self.index, self.policy)
 
-    def sync_embeddings(self, rebuild: bool = False) -> None:
+    def sync_embeddings(self, rebuild: bool = False, progress: Progress | None = None) -> None:
         """Hybrid search: embed what the index changed now rather than at the next search
-        (every note with `rebuild`); best effort, and nothing to do when lexical."""
+        (every note with `rebuild`), telling `progress`; best effort, and nothing to do when
+        lexical."""
         if self.policy.search_mode != "hybrid":
             return
         from vault_brain.storage.index.hybrid import HybridSearcher, warn_once
@@ -90,7 +91,7 @@ class Vault:
         searcher = self.searcher
         if isinstance(searcher, HybridSearcher):
             try:
-                searcher.sync(rebuild=rebuild)
+                searcher.sync(rebuild, progress or self.progress)
             except Exception as exc:  # a cache: the next search tries again
                 warn_once(f"the embeddings were not updated ({type(exc).__name__}: {exc})")
 

@@ -12,29 +12,41 @@ from vault_brain.domain.notes.credit import effective_score, is_scored
 from vault_brain.domain.policy.settings import Policy
 
 
-def blend(
-    bm25: float, row: dict[str, Any], policy: Policy, now_ts: float
-) -> tuple[float, float | None]:
-    """Final score = BM25 x credit factor x recency factor; both factors are 1 for a note
-    without credit or dates, so plain hand-written notes rank by BM25 alone. A superseded
-    note (`superseded_by`: a newer note states its fact anew) is multiplied by
-    `superseded_weight`, so the current fact ranks first. Returns the score and the note's
-    effective credit (None when it has no credit)."""
+def factors(
+    row: dict[str, Any], policy: Policy, now_ts: float
+) -> tuple[dict[str, float], float | None]:
+    """What a note's relevance is multiplied by: `credit` (1 + credit_weight x (effective
+    credit - initial score)), `recency` (1 + recency_weight, halving every half-life since
+    the note's stamp) and `superseded` (`superseded_weight` when a newer note states its
+    fact anew); each is 1 for a note without credit, dates or successor. Returns them with
+    the note's effective credit (None when it has none)."""
     credit = row.get("credit")
     eff: float | None = None
-    factor = 1.0
+    found = {"credit": 1.0, "recency": 1.0, "superseded": 1.0}
     if isinstance(credit, int | float) and is_scored(credit):
         eff = effective_score(
             float(credit), days_since(row.get("ref_ts"), now_ts), policy.decay_rate
         )
-        factor *= 1.0 + policy.credit_weight * (eff - policy.initial_score)
+        found["credit"] = 1.0 + policy.credit_weight * (eff - policy.initial_score)
     stamp = row.get("stamp_ts")
     if stamp is not None and policy.recency_weight:
         half_life = max(policy.recency_half_life_days, 1e-6)
-        factor *= 1.0 + policy.recency_weight * 0.5 ** (days_since(stamp, now_ts) / half_life)
+        age = days_since(stamp, now_ts) / half_life
+        found["recency"] = 1.0 + policy.recency_weight * 0.5**age
     if row.get("superseded"):
-        factor *= policy.superseded_weight
-    return bm25 * factor, eff
+        found["superseded"] = policy.superseded_weight
+    return found, eff
+
+
+def blend(
+    bm25: float, row: dict[str, Any], policy: Policy, now_ts: float
+) -> tuple[float, float | None]:
+    """Final score = relevance (BM25, or the hybrid fusion) x the note's `factors`; all are
+    1 for a note without credit, dates or successor, so plain hand-written notes rank by
+    relevance alone, and a superseded note ranks below the one that replaced it. Returns
+    the score and the note's effective credit (None when it has no credit)."""
+    found, eff = factors(row, policy, now_ts)
+    return bm25 * (found["credit"] * found["recency"] * found["superseded"]), eff
 
 
 def fuse(

@@ -95,6 +95,13 @@ class Policy:
         "vault-brain[embeddings])",
         "search",
     )
+    embedding_model: str = _setting(
+        "e5-small",
+        "one_of:e5-small,wordllama",
+        "hybrid: the local encoder: e5-small (multilingual-e5-small, better matches) or "
+        "wordllama (embeds ~10x faster, weaker)",
+        "search",
+    )
     hybrid_fusion: str = _setting(
         "mix",
         "one_of:rrf,mix",

@@ -110,6 +110,15 @@ def search(
             show_default=False,
         ),
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Show what each note's score is made of: BM25 per field (title, aliases, "
+            "tags, body), the embedding similarity in hybrid mode, and the credit, recency "
+            "and superseded factors it is multiplied by.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Search the vault: BM25 blended with credit and recency.
@@ -130,7 +139,7 @@ def search(
     raw = warm.filter_options(type_, category, tag, include_archive, scope)
     filters = Filters.of_search(raw)
     st = state()
-    if query is not None and session is None:
+    if query is not None and session is None and not explain:
         request = warm.Request(st.vault, query, k, raw, search_in)
         doc = warm.ask(request, st.env)  # before the index
         if doc is not None:
@@ -145,4 +154,4 @@ def search(
     assert query is not None
     from vault_brain.app.memory.results import envelope  # (loaded with the API already)
 
-    warm.render(envelope(api.search(query, k, filters, search_in)), as_json)
+    warm.render(envelope(api.search(query, k, filters, search_in, explain)), as_json)

@@ -189,6 +189,8 @@ def results_text(hits: list[dict[str, Any]]) -> str:
         ]
         title = " ".join(str(h["title"]).split())
         lines = ["  ".join([*cells, title]).rstrip()]
+        if h.get("explain"):
+            lines.append(indent + explained(h["explain"]))
         snippet = " ".join(str(h["snippet"]).split())
         if snippet:
             lines += textwrap.wrap(
@@ -201,6 +203,19 @@ def results_text(hits: list[dict[str, Any]]) -> str:
             )
         blocks.append("\n".join(lines))
     return "\n".join(blocks)
+
+
+def explained(parts: dict[str, Any]) -> str:
+    """One line of what a score is made of: `relevance (bm25 = field parts[, similarity])
+    x credit x recency x superseded`."""
+    fields = " + ".join(f"{name} {value:.2f}" for name, value in parts["fields"].items())
+    lexical = f"bm25 {parts['bm25']:.2f}" + (f" = {fields}" if fields else "")
+    if "similarity" in parts:
+        lexical += f", similarity {parts['similarity']:.3f}"
+    factors = " x ".join(
+        f"{name} {parts[name]:.2f}" for name in ("credit", "recency", "superseded")
+    )
+    return f"[relevance {parts['relevance']:.3f} ({lexical}) x {factors}]"
 
 
 def _where(hit: dict[str, Any]) -> str:

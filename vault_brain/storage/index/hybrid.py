@@ -24,7 +24,7 @@ from vault_brain.domain.policy.settings import Policy
 from vault_brain.storage.index.scan import known_files
 from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
 from vault_brain.storage.index.segments import row_column
-from vault_brain.storage.index.store import Index
+from vault_brain.storage.index.store import Index, Progress
 from vault_brain.storage.notes.read import note_from_bytes
 from vault_brain.storage.regular import read_regular
 
@@ -46,7 +46,7 @@ def hybrid_searcher(index: Index, policy: Policy) -> HybridSearcher | None:
     try:
         from vault_brain.storage.index import vectors
 
-        vectors.model()
+        vectors.encoder(policy.embedding_model, index.paths.embeddings.parent)
     except ImportError:
         warn_once(
             f"search_mode: hybrid needs the embeddings extra ({INSTALL_HINT}); searching lexically"
@@ -71,18 +71,22 @@ class HybridSearcher(Searcher):
         self._docnums_of: Any = None  # the Whoosh searcher `_docnums_found` was read from
         self._docnums_found: dict[str, int] = {}
 
-    def sync(self, rebuild: bool = False) -> list[str]:
+    def sync(self, rebuild: bool = False, progress: Progress | None = None) -> list[str]:
         """Bring the embeddings in line with the index's manifest (all of them again with
-        `rebuild`); returns the notes embedded."""
+        `rebuild`), telling `progress` how far it is; returns the notes embedded."""
         from vault_brain.storage.index.vectors import Vectors
 
         target = self.index.paths.embeddings
+        model = self.policy.embedding_model
         if self._vectors is None or rebuild:
-            self._vectors = Vectors() if rebuild else Vectors.load(target)
+            if rebuild:
+                self._vectors = Vectors(model=model, state_dir=target.parent)
+            else:
+                self._vectors = Vectors.load(target, model)
             if self._vectors.damaged:
                 warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
         files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
-        self.embedded = self._vectors.sync(files, self._note_text)
+        self.embedded = self._vectors.sync(files, self._note_text, progress)
         if self._vectors.dirty:
             self._vectors.save(target)
         return self.embedded
@@ -191,6 +195,19 @@ class HybridSearcher(Searcher):
             )
         hits.sort(key=lambda h: (-h.score, h.path))
         return hits[:k]
+
+    def explain(self, text: str, hits: list[Hit], now: dt.datetime | None = None) -> None:
+        """As `Searcher.explain`, with each hit's embedding `similarity` to the query (the
+        relevance is then the fusion of BM25 and similarity, `hybrid_fusion`)."""
+        super().explain(text, hits, now)
+        vectors = self._vectors
+        if vectors is None or not vectors.rels:
+            return
+        sims = vectors.similarity(text[:MAX_QUERY_CHARS])
+        for hit in hits:
+            row = vectors.row_of.get(hit.path)
+            if hit.explain is not None and row is not None:
+                hit.explain["similarity"] = round(float(sims[row]), 4)
 
     def _docnums(self, searcher: Any) -> dict[str, int]:
         """Path -> docnum of every live note, read once per open Whoosh searcher."""

