@@ -11,6 +11,7 @@ then ranks them with `domain.notes.ranking.fuse` under each setting, as `HybridS
 old, so the recency factor is 1 to 1e-11).
 
     .venv/bin/python scripts/tune_hybrid.py [--out bench-out/] [--data ../shared/bench]
+                                            [--only locomo|scifact]
 
 The chosen setting is then confirmed by `bench_retrieval.py`, which runs the real `vb search`.
 """
@@ -36,9 +37,9 @@ from vault_brain.domain.notes.ranking import fuse
 from vault_brain.storage.index.hybrid import HybridSearcher
 from vault_brain.storage.index.search import Searcher
 
-POOLS = (50, 100, 200, 300)
-WEIGHTS = (0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
-RRF_KS = (10, 30, 60)
+POOLS = (100, 200, 300, 500)
+WEIGHTS = (0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8)
+RRF_KS = (3, 5, 10, 20, 60)
 
 Case = tuple[dict[str, float], dict[str, float], list[str]]
 """(BM25 of the lexical candidates, similarity of every note, note paths by similarity)."""
@@ -145,16 +146,19 @@ def main() -> None:
     parser.add_argument(
         "--data", type=Path, default=Path(os.environ.get("VB_BENCH_DATA") or bench.DEFAULT_DATA)
     )
+    parser.add_argument(
+        "--only", choices=("locomo", "scifact"), help="tune on one data set (the other: 0)"
+    )
     args = parser.parse_args()
-    groups, _ = locomo(args)
-    sf_cases, sf_rels, sf_ids = scifact(args)
+    groups, _ = locomo(args) if args.only != "scifact" else ([], [])
+    sf_cases, sf_rels, sf_ids = scifact(args) if args.only != "locomo" else ([], [], {})
     rows = []
     for setting in settings():
-        lo = locomo_scores(groups, setting)
+        lo = locomo_scores(groups, setting) if groups else dict.fromkeys(bench.LOCOMO_KS, 0.0)
         ndcg = sum(
             bench.ndcg_at([sf_ids[p] for p in ranked(c, setting, 10)], rels, 10)
             for c, rels in zip(sf_cases, sf_rels, strict=True)
-        ) / len(sf_cases)
+        ) / max(1, len(sf_cases))
         margin = min(lo[k] - bench.LOCOMO_DRAGON[k] for k in bench.LOCOMO_KS)
         rows.append((setting, lo, round(ndcg, 4), round(margin, 2)))
     rows.sort(key=lambda r: -(r[3] + 100 * (r[2] - 0.70)))
