@@ -98,23 +98,23 @@ class Policy:
     embedding_model: str = _setting(
         "e5-small",
         "one_of:e5-small,wordllama",
-        "hybrid: the local encoder: e5-small (multilingual-e5-small, better matches) or "
-        "wordllama (embeds ~10x faster, weaker)",
+        "hybrid: the local encoder: e5-small (multilingual-e5-small: finds more) or "
+        "wordllama (embeds far faster, finds less; the fusion settings are tuned for e5-small)",
         "search",
     )
     hybrid_fusion: str = _setting(
-        "mix",
+        "rrf",
         "one_of:rrf,mix",
         "hybrid: how BM25 and embedding similarity combine: rrf (reciprocal ranks) or mix "
         "(scores scaled to [0, 1])",
         "search",
     )
     hybrid_vector_weight: float = _setting(
-        0.3, "float01", "hybrid: the embeddings' share of the fused score", "search"
+        0.5, "float01", "hybrid: the embeddings' share of the fused score", "search"
     )
-    hybrid_rrf_k: int = _setting(10, "int", "hybrid: rank offset of rrf fusion", "search")
+    hybrid_rrf_k: int = _setting(5, "int", "hybrid: rank offset of rrf fusion", "search")
     hybrid_candidates: int = _setting(
-        200, "int", "hybrid: candidates taken from each side before fusion", "search"
+        300, "int", "hybrid: candidates taken from each side before fusion", "search"
     )
     # Credit
     initial_score: float = _setting(
