@@ -149,6 +149,26 @@ def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(
     assert len(stored.rels) == len(NOTES)  # four live notes and one archived
 
 
+def test_a_search_embeds_a_few_notes_and_leaves_the_rest_to_vb_index(
+    vault: Path, cli: Any, extra: None
+) -> None:
+    from vault_brain.storage.index.hybrid import SEARCH_EMBEDS
+    from vault_brain.storage.index.vectors import Vectors
+
+    for n in range(SEARCH_EMBEDS + 4):
+        (vault / "entities" / "people" / f"p{n}.md").write_text(
+            f"---\ntitle: Person {n}\n---\nPerson {n} keeps bees\n", encoding="utf-8"
+        )
+    set_mode(vault, "hybrid")
+    res = run_search(vault, "honey", "--json")  # (a process of its own: its stderr is read)
+    assert res.returncode == 0, res.stderr
+    assert "4 changed notes are not embedded yet" in res.stderr and "`vb index`" in res.stderr
+    cache = vault / ".vb" / "embeddings.npz"
+    assert len(Vectors.load(cache).rels) == SEARCH_EMBEDS  # the search did not wait for all
+    assert cli("--vault", str(vault), "index").exit_code == 0
+    assert len(Vectors.load(cache).rels) == SEARCH_EMBEDS + 4
+
+
 def test_filters_apply_to_the_vector_side(notes: Path, cli: Any, extra: None) -> None:
     assert (
         cli("--vault", str(notes), "delete", "episode-general-lisbon", "-r", "old").exit_code == 0

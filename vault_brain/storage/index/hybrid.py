@@ -1,10 +1,10 @@
 """Hybrid search (`search_mode: hybrid`): BM25 candidates and the notes nearest in meaning,
 fused by `domain.notes.ranking.fuse`, then re-ranked with credit and recency like lexical hits.
 
-The embeddings follow the index: before each search, the notes whose file stamp in the
-index's manifest differs from the one their vector was made at are embedded again (the
-index has just been reconciled, so this is exactly what changed); `vb index` and each batch
-of `vb watch` do the same ahead of time; a note write never touches them. Filters (type,
+The embeddings follow the index: before each search, up to `SEARCH_EMBEDS` notes whose
+text changed since their vector was made are embedded (the index has just been reconciled,
+so this is exactly what changed); `vb index` and each batch of `vb watch` embed all of them
+ahead of time, saving as they go; a note write never touches them. Filters (type,
 category, tag, scope, archive) select the vector side's candidates through the same Whoosh
 document sets as the lexical side. Whatever fails on the embedding side is logged and the
 search answers lexically: it never fails a search.
@@ -30,6 +30,9 @@ from vault_brain.storage.regular import read_regular
 
 log = logging.getLogger("vault_brain.search")
 INSTALL_HINT = "pip install 'vault-brain[embeddings]'"
+# notes a search embeds before answering (a few seconds at most); `vb index` and `vb watch`
+# embed the rest ahead of time
+SEARCH_EMBEDS = 16
 _warned: set[str] = set()
 
 
@@ -71,9 +74,13 @@ class HybridSearcher(Searcher):
         self._docnums_of: Any = None  # the Whoosh searcher `_docnums_found` was read from
         self._docnums_found: dict[str, int] = {}
 
-    def sync(self, rebuild: bool = False, progress: Progress | None = None) -> list[str]:
+    def sync(
+        self, rebuild: bool = False, progress: Progress | None = None, limit: int | None = None
+    ) -> list[str]:
         """Bring the embeddings in line with the index's manifest (all of them again with
-        `rebuild`), telling `progress` how far it is; returns the notes embedded."""
+        `rebuild`), telling `progress` how far it is and saving after each batch; returns
+        the notes embedded. With `limit`, at most that many are embedded now: the others
+        are found by BM25 alone until a later sync (one warning line says how many)."""
         from vault_brain.storage.index.vectors import Vectors
 
         target = self.index.paths.embeddings
@@ -85,10 +92,18 @@ class HybridSearcher(Searcher):
                 self._vectors = Vectors.load(target, model)
             if self._vectors.damaged:
                 warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
+        vectors = self._vectors
         files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
-        self.embedded = self._vectors.sync(files, self._note_text, progress)
-        if self._vectors.dirty:
-            self._vectors.save(target)
+        self.embedded = vectors.sync(
+            files, self._note_text, progress, limit=limit, checkpoint=lambda: vectors.save(target)
+        )
+        if vectors.dirty:
+            vectors.save(target)
+        if vectors.pending:
+            warn_once(
+                f"{vectors.pending} changed notes are not embedded yet, so only their words "
+                "find them: `vb index` embeds them (with progress), `vb watch` keeps them current"
+            )
         return self.embedded
 
     def _note_text(self, rel: str) -> str | None:
@@ -136,7 +151,7 @@ class HybridSearcher(Searcher):
     ) -> list[Hit]:
         import numpy as np
 
-        self.sync()
+        self.sync(limit=SEARCH_EMBEDS)
         vectors = self._vectors
         assert vectors is not None
         searcher = self._searcher()

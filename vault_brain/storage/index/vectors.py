@@ -256,6 +256,8 @@ class Vectors:
         """Why the file could not be used (it is rebuilt), or None."""
         self.dirty = False
         """Changed since loaded or saved."""
+        self.pending = 0
+        """Changed notes the last `sync` left for later (its `limit`)."""
 
     @property
     def _meta(self) -> dict[str, Any]:
@@ -321,55 +323,76 @@ class Vectors:
         files: Mapping[str, list[int]],
         text_of: Callable[[str], str | None],
         progress: Callable[[int, int], None] | None = None,
+        *,
+        limit: int | None = None,
+        checkpoint: Callable[[], None] | None = None,
     ) -> list[str]:
         """Bring the vectors in line with `files` (path -> stamp, the index's manifest):
         a note whose stamp changed is read, and embedded only when its text is not one a
         vector was already made from (at this path or, after a rename, another); vectors
-        of notes no longer there are dropped. Returns the paths embedded. `text_of` reads
-        a note's text (None: unreadable now, its vector is left out until the index sees
-        it again); `progress(done, total)` is told how the embedding goes."""
+        of notes no longer there are dropped. Returns the paths embedded.
+
+        `text_of` reads a note's text (None: unreadable now, left out until the index sees
+        it again). At most `limit` notes are embedded (None: all); the others are counted
+        in `pending` and keep their old vector, if any, until a later call. `progress(done,
+        total)` is told how the embedding goes, and `checkpoint()` is called after each
+        batch, when the vectors are consistent (to save them: a long run that is killed
+        keeps what it did)."""
+        self.pending = 0
         changed = sorted(rel for rel, st in files.items() if self.stamps.get(rel) != list(st))
         gone = [rel for rel in self.rels if rel not in files]
         if not changed and not gone:
             return []
         row_of_key = {key: self.row_of[rel] for rel, key in self.keys.items() if key}
         texts: dict[str, str] = {}
-        reused: dict[str, tuple[int, str]] = {}  # rel -> (row, key) of an equal text
+        reused: dict[str, tuple[Any, str]] = {}  # rel -> (vector, key) of an equal text
         for rel in changed:
+            if limit is not None and len(texts) >= limit:
+                self.pending += 1
+                continue
             text = text_of(rel)
             if text is None:
                 continue
             key = text_key(text)
             if key in row_of_key:
-                reused[rel] = (row_of_key[key], key)
+                reused[rel] = (self.matrix[row_of_key[key]], key)
             else:
                 texts[rel] = text
+        self._apply(files, reused)
         fresh = list(texts)
         if progress is not None and fresh:
             progress(0, len(fresh))
-        new = np.zeros((len(fresh), self.dim), dtype=np.float32)
         step = BATCH * 8
         for start in range(0, len(fresh), step):
             part = fresh[start : start + step]
-            new[start : start + len(part)] = embed(
-                [texts[rel] for rel in part], self.model, self.state_dir
+            vecs = embed([texts[rel] for rel in part], self.model, self.state_dir)
+            self._apply(
+                files,
+                {rel: (vec, text_key(texts[rel])) for rel, vec in zip(part, vecs, strict=True)},
             )
+            if checkpoint is not None:
+                checkpoint()
             if progress is not None:
                 progress(start + len(part), len(fresh))
-        keep = [rel for rel in self.rels if rel in files and rel not in texts and rel not in reused]
-        moved = list(reused)
-        rels = keep + moved + fresh
-        rows = [self.row_of[rel] for rel in keep] + [reused[rel][0] for rel in moved]
-        matrix = np.concatenate([self.matrix[rows] if rows else self.matrix[:0], new])
-        stamps = [self.stamps[rel] for rel in keep] + [list(files[rel]) for rel in moved + fresh]
-        keys = (
-            [self.keys[rel] for rel in keep]
-            + [reused[rel][1] for rel in moved]
-            + [text_key(texts[rel]) for rel in fresh]
-        )
-        self._set(rels, stamps, matrix, keys)
-        self.dirty = True
         return fresh
+
+    def _apply(self, files: Mapping[str, list[int]], new: Mapping[str, tuple[Any, str]]) -> None:
+        """Keep the vectors of notes still in `files`, put `new` (path -> (vector, text
+        key)) in at their stamps, drop the rest."""
+        keep = [rel for rel in self.rels if rel in files and rel not in new]
+        rows = [self.row_of[rel] for rel in keep]
+        added = [vec for vec, _ in new.values()]
+        matrix = np.concatenate(
+            [self.matrix[rows] if rows else self.matrix[:0]]
+            + ([np.stack(added).astype(np.float32)] if added else [])
+        )
+        self._set(
+            keep + list(new),
+            [self.stamps[rel] for rel in keep] + [list(files[rel]) for rel in new],
+            matrix,
+            [self.keys[rel] for rel in keep] + [key for _, key in new.values()],
+        )
+        self.dirty = True
 
     def similarity(self, query: str) -> Any:
         """The cosine similarity of `query` to every note (in `rels` order)."""
