@@ -73,6 +73,8 @@ class HybridSearcher(Searcher):
         """The notes the last `sync` embedded (what changed since the one before)."""
         self._docnums_of: Any = None  # the Whoosh searcher `_docnums_found` was read from
         self._docnums_found: dict[str, int] = {}
+        self._parsed: dict[int, dict[str, Any]] = {}  # docnum -> its row, for that searcher
+        self._synced_with: Any = None  # the manifest the vectors were last fully synced with
 
     def sync(
         self, rebuild: bool = False, progress: Progress | None = None, limit: int | None = None
@@ -94,11 +96,15 @@ class HybridSearcher(Searcher):
                 warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
         vectors = self._vectors
         files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
+        if files is self._synced_with and not rebuild:
+            self.embedded = []  # (the manifest this process read last: nothing changed)
+            return self.embedded
         self.embedded = vectors.sync(
             files, self._note_text, progress, limit=limit, checkpoint=lambda: vectors.save(target)
         )
         if vectors.dirty:
             vectors.save(target)
+        self._synced_with = files if not vectors.pending else None
         if vectors.pending:
             warn_once(
                 f"{vectors.pending} changed notes are not embedded yet, so only their words "
@@ -129,26 +135,18 @@ class HybridSearcher(Searcher):
         if k <= 0 or not text.strip():
             return []
         filters = filters or Filters()
-        pool = max(k, self.policy.hybrid_candidates)
-        lexical = super().search(text, pool, filters, now, snippets=False)
         try:
-            hits = self._fused(text, k, filters, now, lexical, pool)
+            hits = self._fused(text, k, filters, now)
         except Exception as exc:  # the embedding side never fails a search
             warn_once(f"hybrid search failed ({type(exc).__name__}: {exc}); searching lexically")
-            hits = lexical[:k]
+            hits = super().search(text, k, filters, now, snippets=False)
         if snippets:
             self._snippets(hits, set(self.terms(text)))
         return hits
 
-    def _fused(
-        self,
-        text: str,
-        k: int,
-        filters: Filters,
-        now: dt.datetime | None,
-        lexical: list[Hit],
-        pool: int,
-    ) -> list[Hit]:
+    def _fused(self, text: str, k: int, filters: Filters, now: dt.datetime | None) -> list[Hit]:
+        """The top `k` of the fusion: both sides' candidates are scored from the index's
+        row column alone; only the `k` kept read their stored summary."""
         import numpy as np
 
         self.sync(limit=SEARCH_EMBEDS)
@@ -157,6 +155,22 @@ class HybridSearcher(Searcher):
         searcher = self._searcher()
         docnum_of = self._docnums(searcher)
         allow, mask = self._allow_and_mask(searcher, filters)
+        if isinstance(allow, set) and not allow:
+            return []  # (Whoosh reads an empty filter as none)
+        pool = max(k, self.policy.hybrid_candidates)
+        parsed, rows = self._parsed, self._rows
+
+        def row_of(doc: int) -> dict[str, Any]:
+            found = parsed.get(doc)
+            if found is None:
+                found = parsed[doc] = json.loads(rows[doc] or b"{}")
+            return found
+
+        terms = self.terms(text)
+        bm25 = {
+            str(row_of(doc).get("path", "")): score
+            for doc, score in (self._top(searcher, terms, pool, allow, mask) if terms else [])
+        }
         sims = vectors.similarity(text[:MAX_QUERY_CHARS]) if vectors.rels else np.zeros(0)
 
         def allowed(rel: str) -> bool:
@@ -172,44 +186,42 @@ class HybridSearcher(Searcher):
                 similarity[rel] = float(sims[row])
                 if len(similarity) >= pool:
                     break
-        by_path = {hit.path: hit for hit in lexical}
-        for rel in by_path:
+        for rel in bm25:
             row = vectors.row_of.get(rel)
             similarity.setdefault(rel, float(sims[row]) if row is not None else -1.0)
         fused = fuse(
-            {rel: hit.bm25 for rel, hit in by_path.items()},
+            bm25,
             similarity,
             rule=self.policy.hybrid_fusion,
             weight=self.policy.hybrid_vector_weight,
             rrf_k=self.policy.hybrid_rrf_k,
         )
         now_ts = (now or dt.datetime.now().astimezone()).timestamp()
-        rows = self._rows
-        hits: list[Hit] = []
+        scored = []
         for rel, relevance in fused.items():
             doc = docnum_of.get(rel)
             if doc is None:
                 continue
-            row = json.loads(rows[doc] or b"{}")
+            row = row_of(doc)
             score, eff = blend(relevance, row, self.policy, now_ts)
-            known = by_path.get(rel)
-            hits.append(
-                Hit(
-                    id=str(row.get("id", "")),
-                    path=rel,
-                    title=str(row.get("title") or ""),
-                    type=str(row.get("type") or ""),
-                    category=str(row.get("category") or ""),
-                    score=score,
-                    snippet="",
-                    bm25=known.bm25 if known else 0.0,
-                    credit=eff,
-                    summary=known.summary if known else self._summary(searcher, doc),
-                    written_by=str(row.get("source") or PERSON),
-                )
+            scored.append((score, rel, doc, row, eff))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [
+            Hit(
+                id=str(row.get("id", "")),
+                path=rel,
+                title=str(row.get("title") or ""),
+                type=str(row.get("type") or ""),
+                category=str(row.get("category") or ""),
+                score=score,
+                snippet="",
+                bm25=bm25.get(rel, 0.0),
+                credit=eff,
+                summary=str(searcher.stored_fields(doc).get("summary", "")),
+                written_by=str(row.get("source") or PERSON),
             )
-        hits.sort(key=lambda h: (-h.score, h.path))
-        return hits[:k]
+            for score, rel, doc, row, eff in scored[:k]
+        ]
 
     def explain(self, text: str, hits: list[Hit], now: dt.datetime | None = None) -> None:
         """As `Searcher.explain`, with each hit's embedding `similarity` to the query (the
@@ -232,9 +244,5 @@ class HybridSearcher(Searcher):
             for doc, raw in enumerate(row_column(reader)):
                 if raw and not reader.is_deleted(doc):
                     found[str(json.loads(raw)["path"])] = doc
-            self._docnums_of, self._docnums_found = searcher, found
+            self._docnums_of, self._docnums_found, self._parsed = searcher, found, {}
         return self._docnums_found
-
-    @staticmethod
-    def _summary(searcher: Any, doc: int) -> str:
-        return str(searcher.stored_fields(doc).get("summary", ""))

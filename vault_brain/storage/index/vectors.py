@@ -396,4 +396,7 @@ class Vectors:
     def similarity(self, query: str) -> Any:
         """The cosine similarity of `query` to every note (in `rels` order)."""
         vec = encoder(self.model, self.state_dir).query(query)
-        return self.matrix @ vec
+        # einsum, not `@`: a matrix-vector product through BLAS wakes BLAS's own threads,
+        # which then spin against the encoder's OpenMP threads on a small machine (queries
+        # stalled ~100 ms one time in ten); this loop takes a third of a millisecond at 10k
+        return np.einsum("ij,j->i", self.matrix, vec)
