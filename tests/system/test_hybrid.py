@@ -95,6 +95,15 @@ def test_hybrid_finds_a_paraphrase_lexical_misses(notes: Path, extra: None) -> N
     )
     assert paths_of(notes, "database upgrade")[0].endswith("postgres.md")
     assert paths_of(notes, "beverage")[0] == "entities/preferences/tea.md"
+    vault = Vault.open(notes)
+    hits = vault.searcher.search("green beverage", 3)
+    vault.searcher.explain("green beverage", hits)
+    for hit in hits:  # the fused relevance x the note's factors is its score
+        parts = hit.explain
+        assert parts is not None and -1.0 <= parts["similarity"] <= 1.0
+        product = parts["relevance"] * parts["credit"] * parts["recency"] * parts["superseded"]
+        assert abs(product - hit.score) <= 1e-3 * hit.score
+    assert hits[0].explain is not None and hits[0].explain["fields"]  # "green": BM25 too
 
 
 def test_embeddings_follow_every_change_and_only_the_changed_notes_are_embedded(

@@ -81,11 +81,14 @@ def test_explain_takes_each_score_apart(vault: Path, cli: Any) -> None:
     for hit in by_id.values():
         parts = hit["explain"]
         assert abs(sum(parts["fields"].values()) - parts["bm25"]) < 1e-3  # the fields add up
+        assert parts["relevance"] == parts["bm25"]  # lexical: the relevance is the BM25
         product = parts["relevance"] * parts["credit"] * parts["recency"] * parts["superseded"]
         assert abs(product - hit["score"]) < 1e-3 * hit["score"]  # the factors multiply
     assert zephyr["credit"] > 1.0 and kite["credit"] == 1.0  # credit 0.9 lifts, none is 1
     text = cli("--vault", str(vault), "search", "zephyr team", "--explain")
     assert "[relevance " in text.stdout and "title " in text.stdout and "x credit " in text.stdout
+    batch = cli("--vault", str(vault), "search", "--queries", "-", "--explain", input="{}\n")
+    assert batch.exit_code != 0 and "--explain" in batch.stderr  # refused, not ignored
 
 
 def test_hand_edits_are_seen_without_a_watcher(vault: Path, cli: Any) -> None:

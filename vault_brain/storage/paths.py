@@ -23,6 +23,12 @@ IGNORED_DIRS = frozenset({".vb", ".git", ".obsidian", ".trash", "sessions", "log
 ROOT_NON_NOTES = frozenset({"MEMORY.md", "STRATEGY.md"})
 
 
+def is_note_path(rel: str) -> bool:
+    """A Markdown file (vault-relative) that can be a note: not MEMORY.md or STRATEGY.md at
+    the root."""
+    return rel.lower().endswith(".md") and rel not in ROOT_NON_NOTES
+
+
 @dataclass(frozen=True)
 class VaultPaths:
     root: Path

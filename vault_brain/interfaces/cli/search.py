@@ -130,6 +130,11 @@ def search(
             "give either a QUERY or --queries FILE",
             hint="vb search 'words' or vb search --queries queries.jsonl",
         )
+    if explain and queries is not None:
+        raise VaultBrainError(
+            "--explain takes one QUERY apart, not a --queries batch",
+            hint="vb search 'words' --explain",
+        )
     if session is not None:
         check_session_id(session)  # before anything runs or is written
     if search_in is not None:

@@ -13,7 +13,6 @@ search answers lexically: it never fails a search.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 from typing import Any
 
@@ -73,7 +72,6 @@ class HybridSearcher(Searcher):
         """The notes the last `sync` embedded (what changed since the one before)."""
         self._docnums_of: Any = None  # the Whoosh searcher `_docnums_found` was read from
         self._docnums_found: dict[str, int] = {}
-        self._parsed: dict[int, dict[str, Any]] = {}  # docnum -> its row, for that searcher
         self._synced_with: Any = None  # the manifest the vectors were last fully synced with
 
     def sync(
@@ -89,7 +87,7 @@ class HybridSearcher(Searcher):
         model = self.policy.embedding_model
         if self._vectors is None or rebuild:
             if rebuild:
-                self._vectors = Vectors(model=model, state_dir=target.parent)
+                self._vectors = Vectors(model, target.parent)
             else:
                 self._vectors = Vectors.load(target, model)
             if self._vectors.damaged:
@@ -158,17 +156,9 @@ class HybridSearcher(Searcher):
         if isinstance(allow, set) and not allow:
             return []  # (Whoosh reads an empty filter as none)
         pool = max(k, self.policy.hybrid_candidates)
-        parsed, rows = self._parsed, self._rows
-
-        def row_of(doc: int) -> dict[str, Any]:
-            found = parsed.get(doc)
-            if found is None:
-                found = parsed[doc] = json.loads(rows[doc] or b"{}")
-            return found
-
         terms = self.terms(text)
         bm25 = {
-            str(row_of(doc).get("path", "")): score
+            str(self._row(doc).get("path", "")): score
             for doc, score in (self._top(searcher, terms, pool, allow, mask) if terms else [])
         }
         sims = vectors.similarity(text[:MAX_QUERY_CHARS]) if vectors.rels else np.zeros(0)
@@ -202,10 +192,10 @@ class HybridSearcher(Searcher):
             doc = docnum_of.get(rel)
             if doc is None:
                 continue
-            row = row_of(doc)
+            row = self._row(doc)
             score, eff = blend(relevance, row, self.policy, now_ts)
-            scored.append((score, rel, doc, row, eff))
-        scored.sort(key=lambda item: (-item[0], item[1]))
+            scored.append((score, relevance, rel, doc, row, eff))
+        scored.sort(key=lambda item: (-item[0], item[2]))
         return [
             Hit(
                 id=str(row.get("id", "")),
@@ -217,10 +207,11 @@ class HybridSearcher(Searcher):
                 snippet="",
                 bm25=bm25.get(rel, 0.0),
                 credit=eff,
+                relevance=relevance,
                 summary=str(searcher.stored_fields(doc).get("summary", "")),
                 written_by=str(row.get("source") or PERSON),
             )
-            for score, rel, doc, row, eff in scored[:k]
+            for score, relevance, rel, doc, row, eff in scored[:k]
         ]
 
     def explain(self, text: str, hits: list[Hit], now: dt.datetime | None = None) -> None:
@@ -243,6 +234,6 @@ class HybridSearcher(Searcher):
             found: dict[str, int] = {}
             for doc, raw in enumerate(row_column(reader)):
                 if raw and not reader.is_deleted(doc):
-                    found[str(json.loads(raw)["path"])] = doc
-            self._docnums_of, self._docnums_found, self._parsed = searcher, found, {}
+                    found[str(self._row(doc)["path"])] = doc
+            self._docnums_of, self._docnums_found = searcher, found
         return self._docnums_found

