@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -109,3 +110,30 @@ def save_record(
     target.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     log(f"recorded {len(values)} measures in {target}")
     return target
+
+
+_STRATEGY_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w]*):(?P<rest>.*)$")
+
+
+def set_strategy(vault: Path, shipped: str, changes: Mapping[str, object]) -> None:
+    """Write STRATEGY.md as `vb init` ships it, with `changes` applied to front matter keys."""
+    lines = shipped.splitlines(keepends=True)
+    seen: set[str] = set()
+    closing = None
+    for i, line in enumerate(lines[1:], 1):
+        if line.strip() == "---":
+            closing = i
+            break
+        match = _STRATEGY_KEY.match(line)
+        if match and match.group("key") in changes:
+            key = match.group("key")
+            lines[i] = f"{key}: {changes[key]}\n"
+            seen.add(key)
+    if closing is None or not lines[0].startswith("---"):
+        raise SystemExit(f"{vault}/STRATEGY.md has no front matter block")
+    missing = [f"{k}: {v}\n" for k, v in changes.items() if k not in seen]
+    lines[closing:closing] = missing
+    (vault / "STRATEGY.md").write_text("".join(lines), encoding="utf-8")
+    # the policy cache is keyed by STRATEGY.md's mtime and size; drop it so that two edits
+    # within one mtime tick can never be confused
+    (vault / ".vb" / "policy.json").unlink(missing_ok=True)

@@ -40,7 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
-from bench_common import add_record_option, log, save_record  # noqa: E402
+from bench_common import add_record_option, log, save_record, set_strategy  # noqa: E402
 
 QUESTIONS = REPO / "scripts" / "data" / "doc_questions"
 # name -> (GitHub repository, commit, vault root folder): as the questions' README says
@@ -152,12 +152,7 @@ def vb_vault(files: Path, work: Path, variant: dict[str, str]) -> Path:
     with contextlib.redirect_stdout(io.StringIO()):
         create_vault(vault, adopt=True)
     if variant:
-        strategy = vault / "STRATEGY.md"
-        text = strategy.read_text(encoding="utf-8")
-        head, sep, rest = text[4:].partition("\n---\n")
-        lines = [ln for ln in head.splitlines() if ln.split(":", 1)[0] not in variant]
-        lines += [f"{k}: {v}" for k, v in variant.items()]
-        strategy.write_text("---\n" + "\n".join(lines) + sep + rest, encoding="utf-8")
+        set_strategy(vault, (vault / "STRATEGY.md").read_text(encoding="utf-8"), variant)
     return vault
 
 
@@ -193,29 +188,16 @@ def score(ranked: dict[int, list[str]], qs: list[dict[str, Any]]) -> dict[str, f
 
 
 def explain(api: Any, q: dict[str, Any], vb_top: str, bm25_top: str) -> None:
-    """What vb's score of its first hit and of the right note is made of."""
-    import datetime as dt
+    """What vb's score of its first hit and of the right note is made of (`--explain`)."""
+    from vault_brain.interfaces.cli.warm import explained
 
-    from vault_brain.domain.notes.ranking import blend
-
-    vault = api.vault
     print(
         f"\n  Q: {q['q']}\n     answers {q['answers']}\n     vb first: {vb_top}  bm25 first: "
         f"{bm25_top}"
     )
-    searcher = vault.searcher
-    hits = searcher.search(q["q"], 50, snippets=False)
-    now = dt.datetime.now().astimezone().timestamp()
-    rows = {str(row["path"]): row for _, row in vault.index.rows(True)}
-    for hit in hits:
-        if hit.path in (vb_top, q["answers"][0]):
-            row = rows.get(hit.path, {})
-            final, _ = blend(hit.bm25, row, vault.policy, now)
-            print(
-                f"     {hit.path}: bm25f {hit.bm25:.3f} -> final {final:.3f} "
-                f"(credit {row.get('credit')}, stamp {row.get('stamp_ts')}, "
-                f"superseded {row.get('superseded')})"
-            )
+    for hit in api.search(q["q"], 50, explain=True).results:
+        if hit.path in (vb_top, q["answers"][0]) and hit.explain:
+            print(f"     {hit.path}: {explained(hit.explain)}")
 
 
 def main() -> None:

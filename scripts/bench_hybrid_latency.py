@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_common import add_record_option, log, save_record
+from bench_common import add_record_option, log, save_record, set_strategy
 
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.policy.settings import build_policy
@@ -65,10 +65,7 @@ def cold_search(root: Path, query: str) -> list[float]:
     already made)."""
     strategy = root / "STRATEGY.md"
     original = strategy.read_bytes()
-    text = original.decode("utf-8")
-    head, sep, rest = text[4:].partition("\n---\n")
-    lines = [ln for ln in head.splitlines() if not ln.startswith("search_mode:")]
-    strategy.write_text("---\n" + "\n".join([*lines, "search_mode: hybrid"]) + sep + rest)
+    set_strategy(root, original.decode("utf-8"), {"search_mode": "hybrid"})
     env = {k: v for k, v in os.environ.items() if k != "VB_VAULT"}
     cmd = [sys.executable, "-m", "vault_brain", "--vault", str(root), "search", query]
     times = []

@@ -44,7 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from bench_common import add_record_option, save_record  # noqa: E402
+from bench_common import add_record_option, save_record, set_strategy  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench"
 VB = [sys.executable, "-m", "vault_brain"]
@@ -154,33 +154,6 @@ def index_vault(vault: Path, stamp: Any) -> dict[str, Any]:
     result = json.loads(vb(vault, "index", "--json"))
     write_stamp(vault, stamp)
     return result
-
-
-_STRATEGY_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w]*):(?P<rest>.*)$")
-
-
-def set_strategy(vault: Path, shipped: str, changes: dict[str, float | str]) -> None:
-    """Write STRATEGY.md as `vb init` ships it, with `changes` applied to front matter keys."""
-    lines = shipped.splitlines(keepends=True)
-    seen: set[str] = set()
-    closing = None
-    for i, line in enumerate(lines[1:], 1):
-        if line.strip() == "---":
-            closing = i
-            break
-        match = _STRATEGY_KEY.match(line)
-        if match and match.group("key") in changes:
-            key = match.group("key")
-            lines[i] = f"{key}: {changes[key]}\n"
-            seen.add(key)
-    if closing is None or not lines[0].startswith("---"):
-        raise SystemExit(f"{vault}/STRATEGY.md has no front matter block")
-    missing = [f"{k}: {v}\n" for k, v in changes.items() if k not in seen]
-    lines[closing:closing] = missing
-    (vault / "STRATEGY.md").write_text("".join(lines), encoding="utf-8")
-    # the policy cache is keyed by STRATEGY.md's mtime and size; drop it so that two edits
-    # within one mtime tick can never be confused
-    (vault / ".vb" / "policy.json").unlink(missing_ok=True)
 
 
 def run_batch(vault: Path, queries_file: Path, k: int) -> dict[str, list[str]]:
