@@ -25,7 +25,11 @@ from vault_brain.storage.notes.frontmatter import parse_text
 
 __all__ = ["remote"]  # the fixture, shared with test_sync
 
-TODAY = dt.date.today().isoformat()
+
+def today() -> str:
+    """The day a copy made just now is named with (read when asserted, not at import: a run
+    that crosses midnight would otherwise expect yesterday's)."""
+    return dt.date.today().isoformat()
 
 
 @pytest.fixture
@@ -66,7 +70,7 @@ def test_a_conflict_copy_is_named_after_the_machine_whose_text_it_holds(
     remote: Path, as_machine: Any, cli: Any
 ) -> None:
     _a, b, copy = clash(remote, as_machine, cli)
-    assert copy == f"entities/projects/topic-3 (conflict a {TODAY}).md"
+    assert copy == f"entities/projects/topic-3 (conflict a {today()}).md"
     text = (b / copy).read_text()
     assert "Line four as a wrote it" in text and "as b wrote it" not in text
     assert "Line four as b wrote it" in (b / TOPIC).read_text()
@@ -86,7 +90,7 @@ def test_a_person_s_own_git_merge_names_the_copy_after_the_other_machine(
     git("fetch", "-q", "origin", cwd=b)
     monkeypatch.setenv("VB_MACHINE", "b")  # (git passes it on to the driver it runs)
     git("merge", "-q", "--no-edit", "origin/main", cwd=b)
-    assert (b / f"entities/projects/topic-3 (conflict a {TODAY}).md").is_file()
+    assert (b / f"entities/projects/topic-3 (conflict a {today()}).md").is_file()
 
 
 def test_tags_both_machines_changed_merge_as_a_union_without_a_copy(
@@ -112,7 +116,7 @@ def test_a_copy_reaches_no_agent_and_is_listed_by_vb_conflicts(
     agent = api.search("four", k=10, filters=Filters(current_only=True)).results
     assert copy not in [hit.path for hit in agent] and TOPIC in [hit.path for hit in agent]
     listed = as_machine(b, "conflicts", "--json").json()["copies"]
-    assert listed == [{"copy": copy, "note": TOPIC, "machine": "a", "day": TODAY}]
+    assert listed == [{"copy": copy, "note": TOPIC, "machine": "a", "day": today()}]
     text = as_machine(b, "status").stdout
     assert "conflict copies: 1 (`vb conflicts` resolves them)" in text and copy in text
     memory = (b / "MEMORY.md").read_text() if (b / "MEMORY.md").exists() else ""
@@ -166,7 +170,7 @@ def test_mine_is_the_text_this_machine_wrote_on_either_machine(
     a, b, copy = clash(remote, as_machine, cli)
     synced(as_machine, a)
     listed = as_machine(a, "conflicts").stdout
-    assert f"  a's text, {TODAY}: {copy}" in listed
+    assert f"  a's text, {today()}: {copy}" in listed
     res = as_machine(a, "conflicts", "keep", "mine", TOPIC)
     assert res.exit_code == 0, res.stderr
     assert "kept this machine's text" in res.stdout
@@ -198,7 +202,7 @@ def test_keep_mine_archives_the_copy_and_merge_puts_both_texts_in_the_note(
     body = parse_text((b / TOPIC).read_bytes()).body
     assert "Line seven as b wrote it" in body and "Line seven as a wrote it" in body
     assert "## The text the note kept" in body
-    assert f"## a's text, from the conflict copy of {TODAY}" in body
+    assert f"## a's text, from the conflict copy of {today()}" in body
     assert not (b / second[0]).exists()
 
 
