@@ -59,6 +59,7 @@ from vault_brain.storage.events import emit
 from vault_brain.storage.files import stamp as file_stamp
 from vault_brain.storage.index.store import Progress
 from vault_brain.storage.notes.read import load_note
+from vault_brain.storage.paths import episode_folder
 
 if TYPE_CHECKING:
     from vault_brain.app.lifecycle.plans import CompactResult, MaintainResult
@@ -263,7 +264,7 @@ class MemoryAPI(Access, SessionsAndTasks, Knowledge, GitOps, PolicyOps):
         would split what is known of it, so the caller is told which note has the name. A
         note the caller may not read is never named (the new note gets the next free name)."""
         cat = slugify(category or "general")
-        folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now_iso()[:7]}"
+        folder = f"entities/{cat}" if type_ == "entity" else episode_folder(vault.paths, now_iso())
         slug = slugify(name)
         rel: str | None = f"{folder}/{slug}.md"
         if not vault.paths.note(str(rel)).is_file():  # the id may be held by a moved note

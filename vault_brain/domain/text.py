@@ -70,9 +70,11 @@ def check_category(category: str) -> str:
 
 
 def plural(n: int, noun: str) -> str:
-    """`noun` for one, its English plural for any other count (copy: copies)."""
+    """`noun` for one, its English plural for any other count (copy: copies, push: pushes)."""
     if n == 1:
         return noun
+    if noun.endswith(("s", "x", "sh", "ch")):
+        return noun + "es"
     return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
 

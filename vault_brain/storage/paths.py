@@ -6,11 +6,17 @@ path inside `.vb/`, `logs/` or `sessions/`. It never creates anything on disk by
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import re
+import socket
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vault_brain.domain.errors import VaultMissingError
 from vault_brain.domain.sessions.records import check_session_id
+from vault_brain.domain.sync.merge import machine_label
 from vault_brain.storage.vault_root import MARKER, SOCKET_NAME, locate, machine_cache
 
 __all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
@@ -21,6 +27,60 @@ __all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
 IGNORED_DIRS = frozenset({".vb", ".git", ".obsidian", ".trash", "sessions", "logs", "policy"})
 # Generated or policy files at the vault root that are not memories.
 ROOT_NON_NOTES = frozenset({"MEMORY.md", "STRATEGY.md"})
+
+
+SHARD_AT = 2000
+"""Entries a folder of transcripts or of one month's episodes holds before new ones go to
+dated subfolders (`sessions/2026-11-27/`, `episodes/2026-11/27/`): a team of agents writes
+thousands a month, and git, Obsidian and file systems slow down in folders that large.
+Nothing moves: a file stays where it was written, and is found there."""
+_DAY_SHARD = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _entries(folder: Path) -> tuple[list[str], int]:
+    """(names of the day shards in `folder`, newest first; how many entries it holds).
+    A symlinked shard is not one (never followed)."""
+    shards: list[str] = []
+    count = 0
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                count += 1
+                if _DAY_SHARD.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    shards.append(entry.name)
+    except OSError:
+        pass
+    return sorted(shards, reverse=True), count
+
+
+def machine_name() -> str:
+    """This machine in commit trailers, conflict copy names and shard folders: $VB_MACHINE,
+    else the host name (read here, not through `storage.env`: git's merge driver runs it in
+    a process of its own)."""
+    return machine_label(os.environ.get("VB_MACHINE") or socket.gethostname())
+
+
+def _episode_folders(moment: str) -> list[str]:
+    month, day = f"episodes/{moment[:7]}", moment[8:10]
+    if not day.isdigit():
+        return [month]
+    return [month, f"{month}/{day}", f"{month}/{day}/{machine_name()}"]
+
+
+def episode_folder(paths: VaultPaths, moment: str) -> str:
+    """The folder (vault-relative) a new episode of `moment` (an ISO date or datetime) is
+    written to: `episodes/YYYY-MM`; once that holds SHARD_AT entries, the day's subfolder
+    `episodes/YYYY-MM/DD`; once that does too, this machine's `episodes/YYYY-MM/DD/<machine>`."""
+    folders = _episode_folders(moment)
+    for folder in folders[:-1]:
+        if _entries(paths.root / folder)[1] < SHARD_AT:
+            return folder
+    return folders[-1]
+
+
+def episode_places(moment: str, name: str) -> list[str]:
+    """Where an episode named `name` of `moment` may have been written (vault-relative)."""
+    return [f"{folder}/{name}" for folder in _episode_folders(moment)]
 
 
 def is_note_path(rel: str) -> bool:
@@ -64,8 +124,27 @@ class VaultPaths:
         return self.sessions_dir / "sessions.json"
 
     def transcript(self, session_id: str) -> Path:
-        """`sessions/<id>.jsonl`; the id is checked first, so it can never name another file."""
-        return self.sessions_dir / f"{check_session_id(session_id)}.jsonl"
+        """`sessions/<id>.jsonl`, or `sessions/<day>/<id>.jsonl` where it was written once
+        sessions/ held SHARD_AT entries (a new one goes to today's shard then); the id is
+        checked first, so it can never name another file."""
+        name = f"{check_session_id(session_id)}.jsonl"
+        flat = self.sessions_dir / name
+        if flat.exists():
+            return flat
+        shards, count = _entries(self.sessions_dir)
+        for shard in shards:
+            if (self.sessions_dir / shard / name).exists():
+                return self.sessions_dir / shard / name
+        if count < SHARD_AT:
+            return flat
+        return self.sessions_dir / dt.date.today().isoformat() / name
+
+    def transcripts(self) -> Iterator[Path]:
+        """Every `*.jsonl` in sessions/ and its day shards (sorted within each folder; not
+        yet checked to be a transcript vb may read: see `is_transcript`)."""
+        yield from sorted(self.sessions_dir.glob("*.jsonl"))
+        for shard in _entries(self.sessions_dir)[0][::-1]:
+            yield from sorted((self.sessions_dir / shard).glob("*.jsonl"))
 
     @property
     def logs_dir(self) -> Path:
@@ -96,6 +175,12 @@ class VaultPaths:
     @property
     def vault_lock(self) -> Path:
         return self.vb_dir / "vault.lock"
+
+    @property
+    def sync_lock(self) -> Path:
+        """Held for a whole `vb sync`: one sync of a clone at a time (a scheduled one and a
+        person's would otherwise race for git's index)."""
+        return self.vb_dir / "sync.lock"
 
     @property
     def policy_approval(self) -> Path:

@@ -48,6 +48,7 @@ from vault_brain.storage.files import note_path
 from vault_brain.storage.index.scan import scan
 from vault_brain.storage.knowledge.project_files import walk
 from vault_brain.storage.notes.frontmatter import decode, parse_text
+from vault_brain.storage.paths import episode_folder
 from vault_brain.storage.regular import read_regular
 
 Progress = Callable[[int, int], None]
@@ -246,9 +247,9 @@ def _judged_text(text: str, title: str) -> Verdict:
     return Verdict(tuple(dict.fromkeys(found + judge(title).reasons)))
 
 
-def _folder(draft: Draft) -> str:
+def _folder(vault: Vault, draft: Draft) -> str:
     if draft.type == "episode" and draft.date:
-        return f"episodes/{draft.date[:7]}"
+        return episode_folder(vault.paths, draft.date)
     return f"entities/{draft.category}"
 
 
@@ -256,7 +257,7 @@ def _free(vault: Vault, draft: Draft, taken: set[str]) -> str:
     """A free path for the draft whose id no other note uses (the index reconciled before)."""
     slug = slugify(clip_words(draft.title, SLUG_CHARS).rstrip("…"))
     while True:
-        rel, name = unique_path(vault.paths, _folder(draft), slug, taken)
+        rel, name = unique_path(vault.paths, _folder(vault, draft), slug, taken)
         if (
             not vault.index.exists()
             or vault.index.stored_by_id(f"{draft.type}-{draft.category}-{name}") is None

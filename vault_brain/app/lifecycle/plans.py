@@ -35,6 +35,7 @@ from vault_brain.domain.policy.scopes import GLOBAL
 from vault_brain.domain.text import plural, slugify
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.names import link_names
+from vault_brain.storage.paths import episode_folder
 
 _PARENS = re.compile(r"[()]+")
 
@@ -157,7 +158,7 @@ def plan_consolidate(
             categories = {r["category"] for r in group}
             category = categories.pop() if len(categories) == 1 else "general"
             rel, slug = unique_path(
-                vault.paths, f"episodes/{day[:7]}", slugify(merged.title), taken
+                vault.paths, episode_folder(vault.paths, day), slugify(merged.title), taken
             )
             names.add(rel)
             new_id = f"episode-{category}-{slug}"

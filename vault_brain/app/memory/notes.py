@@ -38,7 +38,7 @@ from vault_brain.storage.notes.frontmatter_edit import (
     strip_front_matter_block,
 )
 from vault_brain.storage.notes.read import load_note
-from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.paths import VaultPaths, episode_folder
 from vault_brain.storage.transaction import Transaction
 
 ARCHIVE_KEYS = ("archived", "archive_reason", "archived_from", "archive_added_front_matter")
@@ -199,7 +199,7 @@ def add(
     type_ = check_new(type_, name, content, category)
     cat = slugify(check_category(category or "general"))
     now = now_iso()
-    folder = f"entities/{cat}" if type_ == "entity" else f"episodes/{now[:7]}"
+    folder = f"entities/{cat}" if type_ == "entity" else episode_folder(vault.paths, now)
     with vault.transaction() as tx:
         rel, slug = _free_target(vault, folder, slugify(name), type_, cat)
         meta: dict[str, Any] = {

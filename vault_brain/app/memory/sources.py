@@ -145,8 +145,7 @@ def _sessions(
     vault: Vault, state: dict[str, Any], replace: Docs, drop: list[str], append: Docs
 ) -> None:
     present = set()
-    folder = vault.paths.sessions_dir
-    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+    for path in vault.paths.transcripts():
         session = path.stem
         group = f"ses:{session}"
         present.add(group)

@@ -38,6 +38,7 @@ from vault_brain.domain.sessions.summarize import Summary, summarize
 from vault_brain.domain.text import clip_words, slugify
 from vault_brain.storage.events import emit, refused
 from vault_brain.storage.notes.frontmatter_edit import edit_front_matter
+from vault_brain.storage.paths import episode_folder, episode_places
 from vault_brain.storage.sessions.transcript import append, read_records
 
 RECONCILE_SYSTEM = (
@@ -194,10 +195,12 @@ def _episode_action(
     """The span's episode note, or None: flushed before, or nothing durable in it (no
     decision, fact or open question: nothing from nothing; the transcript keeps the words)."""
     first, last = str(messages[0]["id"]), str(messages[-1]["id"])
-    stamp = (now or dt.datetime.now().astimezone()).strftime("%Y-%m")
-    rel = f"episodes/{stamp}/session-{slugify(session)}-{first}-{last}.md"
-    if vault.paths.note(rel).exists() or (vault.paths.archive_dir / rel).exists():
-        return None  # this span was flushed before (its record may have been lost in a crash)
+    moment = (now or dt.datetime.now().astimezone()).date().isoformat()
+    name = f"session-{slugify(session)}-{first}-{last}.md"
+    for place in episode_places(moment, name):
+        if vault.paths.note(place).exists() or (vault.paths.archive_dir / place).exists():
+            return None  # this span was flushed before (its record may have been lost in a crash)
+    rel = f"{episode_folder(vault.paths, moment)}/{name}"
     summary = summarize(messages, llm)
     if not durable(summary, captured):
         if result is not None:

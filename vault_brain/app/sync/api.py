@@ -46,11 +46,18 @@ class GitOps(ApiPart):
 
             return commit_vault(vault.paths, message)
 
-    def sync(self, remote: str = "origin", say: Callable[[str], None] | None = None) -> SyncResult:
-        """Commit, fetch, merge and push through the git remote (see `app.sync.remote`)."""
-        from vault_brain.app.sync.remote import sync  # lazy: start-up (GitPython)
+    def sync(
+        self,
+        remote: str = "origin",
+        say: Callable[[str], None] | None = None,
+        retry_for: float | None = None,
+    ) -> SyncResult:
+        """Commit, fetch, merge and push through the git remote (see `app.sync.remote`);
+        a push rejected because another machine pushed first is retried for `retry_for`
+        seconds (None: `RETRY_FOR`)."""
+        from vault_brain.app.sync.remote import RETRY_FOR, sync  # lazy: start-up (GitPython)
 
-        return sync(self._vault, remote, say)
+        return sync(self._vault, remote, say, RETRY_FOR if retry_for is None else retry_for)
 
     def conflicts(self) -> ConflictList:
         """The conflict copies a merge wrote and no one resolved yet."""

@@ -26,9 +26,10 @@ from vault_brain.domain.notes.model import Filters
 from vault_brain.domain.sync.counters import COUNTER_KEYS, LIST_KEYS
 from vault_brain.domain.sync.merge import RESOLVED_SUBJECT, copy_origin, is_conflict_copy
 from vault_brain.storage.files import note_path
-from vault_brain.storage.git.repo import commit_vault, machine_name
+from vault_brain.storage.git.repo import commit_vault
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.frontmatter_edit import edit_front_matter, replace_body
+from vault_brain.storage.paths import machine_name
 
 SIDES = ("mine", "theirs", "merge")
 KEPT_FROM_NOTE = ("id", "created", *COUNTER_KEYS, *LIST_KEYS)

@@ -2,9 +2,13 @@
 
 One sync: finish a merge a kill interrupted; commit what is pending (one commit whose message
 counts what changed); fetch; merge the remote's branch (never a rebase); push (never forced).
-A push the remote rejects because it moved meanwhile is followed by another fetch and merge,
-up to `ATTEMPTS` times. An unreachable remote is not an error: the commit stays local and
-the result says the push is pending.
+A push the remote rejects because another machine pushed first is followed, after a jittered
+pause that doubles each time (`backoff`, so many writers on one remote spread out instead of
+colliding again in step), by another fetch and merge, until the push lands or `retry_for`
+seconds have passed: then the result says the push is pending, and the vault holds a
+finished merge of everything fetched (never a merge in progress). An unreachable remote is
+not an error either: the commit stays local and the result says the push is pending. One
+sync of a clone runs at a time (`paths.sync_lock`).
 
 Merging: git merges the files vb has no driver for; the files vb has a driver for (notes,
 transcripts and logs, tasks.json; see `storage.git.sync.ATTRIBUTES`) git leaves as ours, and
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from collections.abc import Callable
 from dataclasses import field
@@ -31,14 +36,15 @@ from vault_brain.app.sync.merge_driver import write_conflict_copy
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.sync.merge import count_changes, describe_changes, is_note_path
 from vault_brain.domain.text import plural
-from vault_brain.storage.files import atomic_write, vault_lock, write_cache
+from vault_brain.storage.files import atomic_write, file_lock, vault_lock, write_cache
 from vault_brain.storage.git import guard as guard
 from vault_brain.storage.git import sync as g
-from vault_brain.storage.git.repo import commit_identity, machine_name
+from vault_brain.storage.git.repo import commit_identity
 from vault_brain.storage.notes.merge import Merged, MergeError, merge_bytes
-from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.paths import VaultPaths, machine_name
 
-ATTEMPTS = 5
+RETRY_FOR = 60.0  # seconds a sync keeps retrying pushes the remote rejected (it moved)
+FIRST_PAUSE, LONGEST_PAUSE = 0.25, 8.0  # the backoff between them, before jitter
 STATE_FILE = "sync.json"
 Say = Callable[[str], None]
 
@@ -69,6 +75,10 @@ class SyncResult(Result):
     push_pending: str | None
     """Why the push did not happen (the commits are kept locally; the next sync pushes)."""
     attempts: int
+    """Pushes tried (fetch, merge, push rounds); each one after the first followed a push the
+    remote rejected because another machine had pushed first."""
+    waited: float
+    """Seconds spent in the pauses between those rounds."""
     resumed: bool
     """A sync a kill interrupted was finished first."""
     ahead: int
@@ -221,10 +231,8 @@ class Merger:
 
         paths = self.vault.paths
         out: list[str] = []
-        if paths.sessions_index.exists() or any(paths.sessions_dir.glob("*.jsonl")):
-            transcripts = [
-                p for p in sorted(paths.sessions_dir.glob("*.jsonl")) if is_transcript(p)
-            ]
+        if paths.sessions_index.exists() or any(paths.transcripts()):
+            transcripts = [p for p in paths.transcripts() if is_transcript(p)]
             infos = {p.stem: recount(p, p.stem) for p in transcripts}
             SessionIndex(paths).save(infos)
             out.append(_rel(self.repo, paths.sessions_index))
@@ -316,16 +324,32 @@ class Syncer(Merger):
         )
 
 
-def sync(vault: Vault, remote: str = "origin", say: Say | None = None) -> SyncResult:
+def backoff(attempt: int, rng: random.Random | None = None) -> float:
+    """The pause after the `attempt`-th rejected push: uniform between half and all of
+    FIRST_PAUSE * 2^(attempt-1), at most LONGEST_PAUSE ("equal jitter": never zero, so a
+    loser always yields, and never in step with the other losers)."""
+    ceiling = min(LONGEST_PAUSE, FIRST_PAUSE * 2 ** max(attempt - 1, 0))
+    return (rng or random).uniform(ceiling / 2, ceiling)
+
+
+def sync(
+    vault: Vault,
+    remote: str = "origin",
+    say: Say | None = None,
+    retry_for: float = RETRY_FOR,
+) -> SyncResult:
     started = time.perf_counter()
-    repo = g.open_repo(vault.root)
-    try:
-        return _sync(vault, repo, remote, say or (lambda _text: None), started)
-    finally:
-        repo.close()
+    with file_lock(vault.paths.sync_lock, "sync", vault.paths.lock_timeout + retry_for):
+        repo = g.open_repo(vault.root)
+        try:
+            return _sync(vault, repo, remote, say or (lambda _text: None), started, retry_for)
+        finally:
+            repo.close()
 
 
-def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> SyncResult:
+def _sync(
+    vault: Vault, repo: Any, remote: str, say: Say, started: float, retry_for: float
+) -> SyncResult:
     import git  # lazy
 
     from vault_brain.storage.git.lock import clear_stale_index_lock  # lazy
@@ -351,7 +375,8 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         pushed = False
         pushed_commits = 0
         attempts = 0
-        while not local and attempts < ATTEMPTS:
+        waited = 0.0
+        while not local:
             attempts += 1
             say(f"fetching {remote}")
             try:
@@ -374,7 +399,17 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
             if not outcome.rejected:
                 pending = f"cannot push to {remote}: {outcome.reason}"
                 break
-            pending = f"{remote} kept moving ({attempts} pushes rejected): {outcome.reason}"
+            pending = (
+                f"{remote} kept moving: {attempts} {plural(attempts, 'push')} rejected in "
+                f"{time.perf_counter() - started:.0f} s ({outcome.reason}); this machine's "
+                "commits are merged with everything fetched and wait for the next sync"
+            )
+            pause = backoff(attempts)
+            if time.perf_counter() - started + pause > retry_for:
+                break
+            say(f"{remote} moved meanwhile: fetching again in {pause:.1f} s")
+            time.sleep(pause)
+            waited += pause
     except (git.GitCommandError, MergeError) as exc:
         raise g.GitError(
             f"sync stopped: {g.detail(exc)}",
@@ -401,6 +436,7 @@ def _sync(vault: Vault, repo: Any, remote: str, say: Say, started: float) -> Syn
         pushed_commits=pushed_commits,
         push_pending=pending,
         attempts=attempts,
+        waited=round(waited, 3),
         resumed=resumed,
         ahead=ahead,
         behind=behind,

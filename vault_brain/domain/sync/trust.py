@@ -39,6 +39,7 @@ SAMPLES = (
     "STRATEGY.md",
     "logs/credit.jsonl",
     "sessions/s1.jsonl",
+    "sessions/2026-01-31/s1.jsonl",
     "sessions/sessions.json",
     "tasks.json",
     "items/project/items.json",

@@ -219,7 +219,9 @@ def load_commands(args: list[str] | None = None) -> typer.Typer:
     return app
 
 
-def _report(exc: VaultBrainError, as_json: bool) -> int:
+def report_error(exc: VaultBrainError, as_json: bool) -> int:
+    """Print an error as every command does (the hint on its own line; with --json, the
+    error document); returns its exit code."""
     if as_json:
         doc = {"version": 2, "error": exc.to_json()}
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
@@ -269,7 +271,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
             import traceback  # only with --debug
 
             traceback.print_exc()
-        return _report(exc, as_json)
+        return report_error(exc, as_json)
     except KeyboardInterrupt:
         sys.stderr.write("vb: interrupted\n")
         return 130
@@ -280,7 +282,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
             raise
         from vault_brain.storage.files import io_error  # lazy: only when something failed
 
-        return _report(io_error(exc, exc.filename or "a file"), as_json)
+        return report_error(io_error(exc, exc.filename or "a file"), as_json)
     except (
         Exception
     ) as exc:  # click's usage errors; else a bug: still one line, and how to see more
@@ -289,14 +291,14 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> int:
             sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
             return 0
         if click_error == "usage":
-            return _report(_usage_error(exc), as_json)
+            return report_error(_usage_error(exc), as_json)
         if debug:
             raise
         error = VaultBrainError(
             f"internal error ({type(exc).__name__}: {exc}); this is a bug in vb",
             hint="run the command again with --debug for the traceback, and report it",
         )
-        return _report(error, as_json)
+        return report_error(error, as_json)
     finally:
         if cli_state.progress is not None:
             cli_state.progress.close()

@@ -7,16 +7,15 @@ that is written is kept whether or not it could be committed.
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
 from vault_brain.domain.errors import LockedError, VaultBrainError
-from vault_brain.domain.sync.merge import machine_label, with_trailers
+from vault_brain.domain.sync.merge import with_trailers
 from vault_brain.storage.files import vault_lock
 from vault_brain.storage.git.lock import clear_stale_index_lock
 from vault_brain.storage.git.sync import stage_all
-from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.paths import VaultPaths, machine_name
 
 VB_NAME, VB_EMAIL = "vault_brain", "vault-brain@localhost"
 
@@ -85,13 +84,6 @@ def commit_vault(paths: VaultPaths, message: str) -> str:
     except (git.GitCommandError, git.GitError, OSError, ValueError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
         return f"git commit failed: {' '.join(str(detail).split())}"
-
-
-def machine_name() -> str:
-    """This machine in commit trailers and conflict copy names: $VB_MACHINE, else the host
-    name (read here, not through `storage.env`: git's merge driver runs it in a process of
-    its own)."""
-    return machine_label(os.environ.get("VB_MACHINE") or socket.gethostname())
 
 
 def commit_identity(repo: Any) -> dict[str, str]:

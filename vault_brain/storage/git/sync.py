@@ -9,6 +9,7 @@ raising; an exception from push or fetch means the remote could not be reached.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -39,6 +40,7 @@ ATTRIBUTES = """\
 # Append-only logs and transcripts: merged record by record, each record once.
 logs/*.jsonl merge=vb-jsonl
 sessions/*.jsonl merge=vb-jsonl
+sessions/*/*.jsonl merge=vb-jsonl
 # Tasks: merged by task id.
 tasks.json merge=vb-tasks
 # Items extracted from project files (vb extract): merged by item id; their archive by record.
@@ -311,9 +313,16 @@ class Push:
     reason: str = ""
 
 
+# What a remote says when another push updated the branch while this one was received (the
+# old value it was sent against is gone, or the ref was locked): a race lost, tried again.
+# Any other refusal (a hook declined, a protected branch) would be refused again.
+RACE_LOST = re.compile(r"failed to update ref|cannot lock ref|incorrect old value|stale info")
+
+
 def push(repo: Any, remote: str, name: str) -> Push:
-    """Push the branch; a rejection (the remote moved) and an unreachable remote are told
-    apart by PushInfo flags, not by the text of an error."""
+    """Push the branch; a rejection because the remote moved (`rejected`: fetch, merge and
+    push again), another refusal and an unreachable remote are told apart by PushInfo
+    flags (and, for a remote's refusal, by what it says: `RACE_LOST`)."""
     import git  # lazy
 
     try:
@@ -327,8 +336,12 @@ def push(repo: Any, remote: str, name: str) -> Push:
     if not infos:
         return Push(False, reason="git push reported nothing")
     for info in infos:
-        if info.flags & (git.PushInfo.REJECTED | git.PushInfo.REMOTE_REJECTED):
-            return Push(False, rejected=True, reason=info.summary.strip() or "rejected")
+        summary = info.summary.strip()
+        raced = info.flags & git.PushInfo.REJECTED or (
+            info.flags & git.PushInfo.REMOTE_REJECTED and RACE_LOST.search(summary)
+        )
+        if raced:
+            return Push(False, rejected=True, reason=summary or "rejected")
         if info.flags & bad:
             return Push(False, reason=info.summary.strip() or "push failed")
     return Push(True)

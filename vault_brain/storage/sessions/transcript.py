@@ -27,16 +27,26 @@ from vault_brain.storage.tokens import get_counter
 from vault_brain.storage.transaction import Transaction, transaction
 
 
+def _linked(path: Path) -> bool:
+    """The transcript, its folder or (in a day shard) sessions/ is a symlink."""
+    folder = path.parent
+    return (
+        path.is_symlink()
+        or folder.is_symlink()
+        or (folder.name != "sessions" and folder.parent.is_symlink())
+    )
+
+
 def is_transcript(path: Path) -> bool:
-    """A transcript vb may read: a regular file, neither it nor sessions/ a symlink (a
-    symlink there is never followed: it could lead out of the vault)."""
-    return not path.is_symlink() and not path.parent.is_symlink() and path.is_file()
+    """A transcript vb may read: a regular file, neither it nor sessions/ (nor its day
+    shard) a symlink (a symlink there is never followed: it could lead out of the vault)."""
+    return not _linked(path) and path.is_file()
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every complete record; a torn line (a crash mid-write) is skipped, never fatal. A
     transcript that is a symlink is refused (see `is_transcript`)."""
-    if path.is_symlink() or path.parent.is_symlink():
+    if _linked(path):
         raise VaultBrainError(
             f"refusing to read sessions/{path.name}: it is a symlink (to {os.path.realpath(path)})",
             hint="vb never follows a symlink in sessions/: replace it with the transcript itself",
@@ -171,10 +181,14 @@ class SessionIndex:
             atomic_write(self.file, text, inside=self.paths)
 
     def info(
-        self, session_id: str, loaded: dict[str, SessionInfo] | None = None
+        self,
+        session_id: str,
+        loaded: dict[str, SessionInfo] | None = None,
+        path: Path | None = None,
     ) -> SessionInfo | None:
-        """The session's row, recounted from its transcript if the file changed behind it."""
-        path = self.paths.transcript(session_id)
+        """The session's row, recounted from its transcript (`path`, when known) if the
+        file changed behind it."""
+        path = path or self.paths.transcript(session_id)
         pending = self.tx.pending_bytes(path) if self.tx is not None else b""
         if not path.is_file() and not pending:
             return None
@@ -190,10 +204,10 @@ class SessionIndex:
         """Every transcript in sessions/, each row fresh."""
         loaded = self.load()
         out = []
-        for path in sorted(self.paths.sessions_dir.glob("*.jsonl")):
+        for path in self.paths.transcripts():
             if not is_transcript(path):
                 continue
-            info = self.info(path.stem, loaded)
+            info = self.info(path.stem, loaded, path)
             if info is not None:
                 out.append(info)
         return out
