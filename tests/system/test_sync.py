@@ -20,7 +20,8 @@ from conftest import git, watching
 from vault_brain.app.api import MemoryAPI
 from vault_brain.domain.sync.merge import merge_counters, merge_records, merge_tasks
 from vault_brain.storage.notes.frontmatter import parse_text
-from vault_brain.storage.notes.merge import merge_note
+from vault_brain.storage.notes.merge import Merged, merge_note
+from vault_brain.storage.notes.merge_light import merge_note_light
 
 NOTES = 20
 
@@ -87,6 +88,23 @@ def test_counters_add_both_sides_increments_and_take_the_later_time() -> None:
     assert merged["last_accessed"] == "2026-01-03T09:00:00+00:00"
     high = merge_counters({"credit": 0.9}, {"credit": 0.99}, {"credit": 0.98})
     assert high["credit"] == 1.0
+
+
+def test_two_sides_that_counted_alike_since_the_ancestor_both_count() -> None:
+    """Two machines each count one access from 5 and merge a third machine's later access
+    time: both hold the same bytes (6), and the merge is 7, not one of them (a team
+    benchmark lost increments this way)."""
+
+    def note(count: int, credit: str) -> bytes:
+        meta = f"id: entity-projects-x\ncredit: {credit}\naccess_count: {count}\n"
+        return f"---\n{meta}last_accessed: 2026-01-02T10:00:00+00:00\n---\nBody.\n".encode()
+
+    base, alike = note(5, "0.5"), note(6, "0.6")
+    for merge in (merge_note, lambda *sides: Merged(merge_note_light(*sides) or b"")):
+        merged = parse_text(merge(base, alike, alike).data).meta
+        assert merged["access_count"] == 7 and merged["credit"] == pytest.approx(0.7)
+    assert merge_note(alike, alike, alike).data == alike  # nothing changed: nothing added
+    assert merge_note(base, alike, base).data == alike  # one side changed: that side
 
 
 def test_records_merge_once_each_in_order() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -211,3 +212,31 @@ def test_episodes_go_to_the_day_then_the_machine_once_a_folder_is_full(
     assert folders[6:] == [f"{folders[3]}/laptop"] * 3
     found = {hit.path for hit in api.search("standup went well", k=20).results}
     assert set(rels) <= found
+
+
+def test_a_small_team_converges_with_no_write_lost_and_exact_counters(tmp_path: Path) -> None:
+    """`scripts/bench_team.py` played small: three agent processes, each in its own clone,
+    adding, searching with sessions, giving feedback, editing by hand (and clashing on
+    purpose) and syncing on their own schedules for 25 s; then the benchmark's own checks,
+    which must also catch a lost note and a wrong counter when one is made."""
+    from conftest import REPO, load_script
+
+    sys.path.insert(0, str(REPO / "scripts"))  # (its `bench_common`)
+    bench = load_script("bench_team")
+    out = tmp_path / "team"
+    report = bench.run(out, agents=3, minutes=25 / 60, sync_every=4.0, pause=0.4)
+    assert report["problems"] == [], report
+    assert report["lost_writes"] == 0 and report["counters_wrong"] == 0
+    assert report["stray_conflict_copies"] == 0 and report["step_errors"] == 0
+    assert report["notes_added"] > 10 and report["counters_checked"] > 5
+    assert report["syncs"] >= 6 and report["commits_landed"] >= 6
+    clones = sorted((out / "clones").iterdir())
+    ledgers = [json.loads(p.read_text()) for p in sorted((out / "ledgers").glob("*.json"))]
+    token, path = ledgers[0]["added"][0]
+    (clones[0] / path).unlink()
+    counted = next(iter(ledgers[1]["accesses"]))
+    note = clones[0] / counted
+    note.write_text(re.sub(r"access_count: \d+", "access_count: 999", note.read_text()))
+    again = bench.check(out / "remote.git", clones, ledgers)
+    assert again["lost_writes"] >= 1 and again["counters_wrong"] >= 1
+    assert any(token in p for p in again["problems"])

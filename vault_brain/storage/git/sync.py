@@ -425,10 +425,18 @@ def merge_state(repo: Any, other: str = "MERGE_HEAD", base: str | None = None) -
             _mode, sha, stage = meta.split()
             unmerged.setdefault(path, {})[int(stage)] = sha
     state = MergeStart(base, unmerged=unmerged, bases=bases)
-    if len(bases) > 1:  # a criss-cross: every file the sides hold differently
+    if len(bases) > 1:  # a criss-cross: every file the sides hold differently, and every
+        # note both hold alike that differs from an ancestor (their counters: see
+        # `merge_light.one_sided`)
         head, there = _tree(repo, "HEAD"), _tree(repo, other)
+        ancestors = [_tree(repo, b) for b in bases]
         for path in sorted(set(head) & set(there)):
-            if head[path] != there[path] and path not in unmerged:
+            if path in unmerged:
+                continue
+            alike = head[path] == there[path]
+            if not alike or (
+                path.endswith(".md") and any(a.get(path) != head[path] for a in ancestors)
+            ):
                 state.both.append(BothChanged(path, None, head[path], there[path]))
         return state
     ours, theirs = _changes(repo, base, "HEAD"), _changes(repo, base, other)

@@ -34,7 +34,7 @@ from vault_brain.domain.sync.merge import (
 from vault_brain.storage.notes import merge_light
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.notes.frontmatter_edit import edit_front_matter
-from vault_brain.storage.notes.merge_light import place_counters, trivial
+from vault_brain.storage.notes.merge_light import one_sided, place_counters, trivial
 
 KINDS = ("note", "jsonl", "tasks", "items", "ours")
 
@@ -68,7 +68,7 @@ def merge_bytes(kind: str, base: bytes, ours: bytes, theirs: bytes, where: str) 
 
 
 def merge_note(base: bytes, ours: bytes, theirs: bytes, where: str = "note") -> Merged:
-    done = trivial(base, ours, theirs)
+    done = one_sided(base, ours, theirs)
     if done is not None:
         return Merged(done)
     raws = (base, ours, theirs)
