@@ -360,7 +360,7 @@ def run(
     minutes: float,
     seed: int = 1,
     sync_every: float = 30.0,
-    pause: float = 2.0,
+    pause: float = 5.0,
     retry_for: float = 60.0,
 ) -> dict[str, Any]:
     env = {**os.environ, **IDENTITY, "HOME": str(out / "home")}
@@ -451,7 +451,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sync-every", type=float, default=30.0, help="seconds, jittered")
-    parser.add_argument("--pause", type=float, default=2.0, help="seconds between steps")
+    parser.add_argument("--pause", type=float, default=5.0, help="seconds between steps, jittered")
     parser.add_argument("--retry-for", type=float, default=60.0, help="vb sync --retry-for")
     parser.add_argument("--out", type=Path, default=REPO / "bench-out" / "team")
     parser.add_argument("--agent", type=int, help=argparse.SUPPRESS)

@@ -8,6 +8,7 @@ raising; an exception from push or fetch means the remote could not be reached.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -325,6 +326,9 @@ def push(repo: Any, remote: str, name: str) -> Push:
     flags (and, for a remote's refusal, by what it says: `RACE_LOST`)."""
     import git  # lazy
 
+    # GitPython logs a rejected push's stderr as a warning ("Error lines received while
+    # pushing") on a logger nobody configured, so Python prints it: vb reports the outcome
+    logging.getLogger("git.remote").setLevel(logging.ERROR)
     try:
         infos = repo.remote(remote).push(
             refspec=f"HEAD:refs/heads/{name}", env=network_env(), set_upstream=True
