@@ -11,7 +11,7 @@ import typer
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.errors import UsageError, VaultBrainError
 from vault_brain.domain.text import plural
-from vault_brain.interfaces.cli.app import app, open_api
+from vault_brain.interfaces.cli.app import app, open_api, report_error
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, json_line
 
@@ -136,10 +136,10 @@ def _every(api: MemoryAPI, interval: float, run: Callable[[], SyncResult], as_js
     import random
     import time
 
-    from vault_brain.interfaces.cli.app import report_error
-
+    in_round = False
     try:
         while True:
+            in_round = True
             try:
                 result = run()
             except VaultBrainError as exc:  # this round's; the next may succeed
@@ -150,8 +150,10 @@ def _every(api: MemoryAPI, interval: float, run: Callable[[], SyncResult], as_js
                 else:
                     emit(result, False, f"[{now_iso()[:19]}] " + render_sync(result))
                 sys.stdout.flush()
+            in_round = False
             time.sleep(interval * random.uniform(0.9, 1.1))
     except KeyboardInterrupt:
         api.close()
         if not as_json:
-            sys.stderr.write("vb: stopped syncing\n")
+            cut = " (in the middle of a round: the next `vb sync` finishes it)" if in_round else ""
+            sys.stderr.write(f"vb: stopped syncing{cut}\n")
