@@ -227,14 +227,21 @@ class Merger:
     def _regenerate(self) -> list[str]:
         """MEMORY.md and the session index from the merged files, not merged themselves."""
         from vault_brain.app.memory.memory_file import write_memory_file  # lazy
-        from vault_brain.storage.sessions.transcript import SessionIndex, is_transcript, recount
+        from vault_brain.storage.sessions.transcript import SessionIndex, is_transcript
 
         paths = self.vault.paths
         out: list[str] = []
         if paths.sessions_index.exists() or any(paths.transcripts()):
-            transcripts = [p for p in paths.transcripts() if is_transcript(p)]
-            infos = {p.stem: recount(p, p.stem) for p in transcripts}
-            SessionIndex(paths).save(infos)
+            # a row whose transcript has the size and time it counted is kept; the others
+            # (the transcripts the merge wrote or brought) are counted again
+            index = SessionIndex(paths)
+            rows = index.load()
+            infos = {
+                p.stem: info
+                for p in paths.transcripts()
+                if is_transcript(p) and (info := index.info(p.stem, rows, p)) is not None
+            }
+            index.save(infos)
             out.append(_rel(self.repo, paths.sessions_index))
         if paths.memory_md.exists():
             self.vault.reconcile(force=True)
