@@ -63,6 +63,8 @@ class CloneResult(Result):
     """The size of .git/objects after the clone and checkout."""
     indexed: int
     """Notes in the search index."""
+    index_seconds: float
+    """Of `seconds`, the index build's."""
     seconds: float
     warnings: list[str] = field(default_factory=list)
 
@@ -109,7 +111,7 @@ def clone_vault(
     source = sp.clone_url(url)
     warnings: list[str] = []
     tell(f"asking {source}")
-    branch = sp.remote_head(source)
+    branch = sp.remote_head(source, g.network_env())
     if branch is None:
         raise VaultBrainError(
             f"{url} is an empty repository, not a vault",
@@ -118,7 +120,7 @@ def clone_vault(
     made = not target.exists()
     try:
         tell(f"cloning {source} (commits and trees; blobs on demand)")
-        cloned = sp.partial_clone(source, target, branch)
+        cloned = sp.partial_clone(source, target, branch, g.network_env())
         if not cloned.partial:
             warnings.append(
                 "the remote does not serve partial clones (uploadpack.allowFilter), so every "
@@ -128,8 +130,10 @@ def clone_vault(
         _check_trusted(target)
         cutoff = plan.days_ago(today or dt.date.today(), recent_days)
         transcripts = [p for p in sp.files_under(target, "sessions") if plan.is_transcript(p)]
-        recent = plan.recent_transcripts(transcripts, sp.committed_since(target, recent_days), cutoff)
-        sp.set_patterns(target, plan.checkout_patterns(recent))
+        recent = plan.recent_transcripts(
+            transcripts, sp.committed_since(target, recent_days), cutoff
+        )
+        sp.set_patterns(target, plan.checkout_patterns(transcripts, recent))
         tell(f"checking out the notes and {len(recent)} recent transcripts")
         sp.checkout(target, branch)
         warnings += _set_up(target)
@@ -140,8 +144,10 @@ def clone_vault(
     notes, transcripts_in = _counts(state.present)
     notes_out, transcripts_out = _counts(state.absent)
     tell("indexing")
+    indexing = time.perf_counter()
     vault = Vault.open(target, env)
     indexed = vault.reconcile(progress, force=True).total
+    index_seconds = round(time.perf_counter() - indexing, 3)
     commit = sp.head(target)
     return CloneResult(
         path=str(target),
@@ -156,6 +162,7 @@ def clone_vault(
         transcripts_left_out=transcripts_out,
         bytes_fetched=sp.objects_bytes(target),
         indexed=indexed,
+        index_seconds=index_seconds,
         seconds=round(time.perf_counter() - started, 3),
         warnings=warnings,
     )
@@ -189,7 +196,7 @@ def _check_trusted(root: Path) -> None:
         repo.close()
     if refused:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-        raise g.GitError(
+        raise sp.GitError(
             f"clone refused: the remote {refused[0]}{more}",
             hint="on a machine that has the vault, remove it from git (git rm --cached PATH, "
             "commit, `vb sync`), then clone again; nothing was kept here",
@@ -285,4 +292,3 @@ def _pattern(root: Path, rel: str) -> str:
             hint="name a folder or file of the vault (`git ls-tree HEAD` lists them)",
         )
     return plan.fetch_pattern(rel, kind == "tree")
-

@@ -2,10 +2,11 @@
 transcripts count as recent, and what `vb fetch-old` adds.
 
 The patterns are git's non-cone ones (gitignore syntax, the last match wins), anchored at
-the vault's top: every top-level file and folder, except `archive/` and the transcripts of
-`sessions/` (its generated `sessions.json` is kept), then each recent transcript by name.
-`logs/` is always checked out: vb appends to its logs, and an append to a log that is not
-checked out would start a new file.
+the vault's top: every top-level file and folder, less `archive/`'s contents and each old
+transcript (an old day folder as one). New files are inside the checkout: a transcript
+another machine starts after the clone is checked out here. `logs/` is always checked out:
+vb appends to its logs, and an append to a log that is not checked out would start a new
+file (for a transcript, see `storage.git.sparse.keep_unchecked_writes`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-LEFT_OUT = ("archive", "sessions")
-"""The top-level folders a clone leaves out (the recent transcripts excepted)."""
-SESSIONS_INDEX = "sessions/sessions.json"
 _SPECIAL = frozenset("*?[]\\")
 
 
@@ -57,10 +55,27 @@ def escape(path: str) -> str:
     return "/" + text
 
 
-def checkout_patterns(recent: Iterable[str]) -> list[str]:
-    """The sparse-checkout patterns of a clone that takes the `recent` transcripts."""
-    head = ["/*"] + [f"!/{folder}/*" for folder in LEFT_OUT] + [escape(SESSIONS_INDEX)]
-    return head + [escape(path) for path in sorted(recent)]
+def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list[str]:
+    """The sparse-checkout patterns of a clone that takes the `recent` transcripts: every
+    top-level file and folder, less `archive/`'s contents, less each old transcript (a day
+    folder whose transcripts are all old, as one folder). A transcript written later, here
+    or by another machine, is inside the checkout."""
+    keep = set(recent)
+    old: dict[str, list[str]] = {}
+    for path in transcripts:
+        if path not in keep:
+            folder = path.rsplit("/", 1)[0]
+            old.setdefault(folder if shard_day(path) else path, []).append(path)
+    mixed = {p.rsplit("/", 1)[0] for p in keep if shard_day(p)}
+    out = ["/*", "!/archive/*"]
+    for key, paths in sorted(old.items()):
+        if key.endswith(".jsonl"):
+            out.append("!" + escape(key))
+        elif key in mixed:
+            out += ["!" + escape(p) for p in sorted(paths)]
+        else:
+            out.append("!" + escape(key) + "/")
+    return out
 
 
 def fetch_pattern(rel: str, is_folder: bool) -> str:

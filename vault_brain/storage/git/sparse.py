@@ -5,7 +5,8 @@ Plain git processes, not GitPython: each step is one command over the whole tree
 sets `sparse.expectFilesOutsideOfPatterns`: a file that appears where a path left out of the
 checkout is (a vb append to a transcript that was not checked out) keeps the path's
 skip-worktree bit, so `git add --all` never stages that new, partial file over the whole
-one (`unchecked_writes` finds such files).
+one; `keep_unchecked_writes` then checks the path out and merges what was written into it.
+This module imports nothing of `storage.git.sync` (whose `stage_all` calls it).
 """
 
 from __future__ import annotations
@@ -13,25 +14,36 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vault_brain.domain.errors import ExistsError, VaultBrainError
-from vault_brain.storage.git.sync import GitError, network_env
+from vault_brain.domain.sync.sparse import escape
+from vault_brain.storage.files import atomic_write
+from vault_brain.storage.paths import VaultPaths
 
 MIN_GIT = (2, 35)
 """`git sparse-checkout set --no-cone` (2.35); partial clone and lazy fetch are older."""
 _SCP = re.compile(r"^[\w.-]+@?[\w.-]*:")  # user@host:path, git's scp-like form
 
 
-def _git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-         input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+class GitError(VaultBrainError):
+    """git refused a step of a clone or a fetch."""
+
+
+def _git(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         ["git", *args],
         cwd=cwd,
         capture_output=True,
         input=input,
-        env={**os.environ, **network_env(), **(env or {})},
+        env={**os.environ, **(env or {})},
         check=False,
     )
 
@@ -73,8 +85,8 @@ def check_git() -> None:
         raise GitError(
             f"git {'.'.join(map(str, version))} is too old for a partial clone with a sparse "
             f"checkout (vb clone needs git {need} or later)",
-            hint=f"upgrade git, or clone the whole vault with `git clone URL DIR` and run "
-            f"`vb sync` in it",
+            hint="upgrade git, or clone the whole vault with `git clone URL DIR` and run "
+            "`vb sync` in it",
         )
 
 
@@ -87,10 +99,10 @@ def clone_url(url: str) -> str:
     return path.resolve().as_uri() if path.exists() else url
 
 
-def remote_head(url: str) -> str | None:
+def remote_head(url: str, env: dict[str, str]) -> str | None:
     """The remote's default branch (None: an empty repository); a one-line error when the
-    remote cannot be reached or is not a git repository."""
-    proc = _git("ls-remote", "--symref", url, "HEAD")
+    remote cannot be reached or is not a git repository. `env`: git's, for the network."""
+    proc = _git("ls-remote", "--symref", url, "HEAD", env=env)
     if proc.returncode != 0:
         raise GitError(
             f"cannot reach {url}: {_err(proc)}",
@@ -109,12 +121,21 @@ class Cloned:
     branch: str
 
 
-def partial_clone(url: str, target: Path, branch: str) -> Cloned:
+def partial_clone(url: str, target: Path, branch: str, env: dict[str, str]) -> Cloned:
     """`git clone --filter=blob:none --no-checkout`: commits and trees only, nothing checked
     out yet."""
     proc = _git(
-        "clone", "--quiet", "--filter=blob:none", "--no-checkout", "--branch", branch,
-        "--origin", "origin", url, str(target),
+        "clone",
+        "--quiet",
+        "--filter=blob:none",
+        "--no-checkout",
+        "--branch",
+        branch,
+        "--origin",
+        "origin",
+        url,
+        str(target),
+        env=env,
     )
     if proc.returncode != 0:
         raise GitError(
@@ -153,8 +174,17 @@ def head(root: Path) -> str:
 def files_under(root: Path, folder: str, commit: str = "HEAD") -> list[str]:
     """Every file of `commit`'s tree under `folder` (from the trees: no blob fetched)."""
     out = _run(
-        "-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--name-only", commit, "--",
-        folder, cwd=root, what="listing the remote's files",
+        "-c",
+        "core.quotePath=false",
+        "ls-tree",
+        "-r",
+        "-z",
+        "--name-only",
+        commit,
+        "--",
+        folder,
+        cwd=root,
+        what="listing the remote's files",
     )
     return [p for p in out.split("\0") if p]
 
@@ -170,9 +200,19 @@ def committed_since(root: Path, days: int, folder: str = "sessions") -> set[str]
     """The files under `folder` that commits of the last `days` days changed (the walk stops
     at the first older commits: fast whatever the history's length)."""
     out = _run(
-        "-c", "core.quotePath=false", "log", f"--since={days}.days.ago", "--name-only",
-        "--format=", "-z", "--no-renames", "HEAD", "--", folder,
-        cwd=root, what="reading the recent history",
+        "-c",
+        "core.quotePath=false",
+        "log",
+        f"--since={days}.days.ago",
+        "--name-only",
+        "--format=",
+        "-z",
+        "--no-renames",
+        "HEAD",
+        "--",
+        folder,
+        cwd=root,
+        what="reading the recent history",
     )
     return {p.strip("\n") for p in out.split("\0") if p.strip("\n")}
 
@@ -180,8 +220,15 @@ def committed_since(root: Path, days: int, folder: str = "sessions") -> set[str]
 def set_patterns(root: Path, patterns: list[str]) -> None:
     _run("config", "sparse.expectFilesOutsideOfPatterns", "true", cwd=root)
     text = "\n".join(patterns) + "\n"
-    _run("sparse-checkout", "set", "--no-cone", "--stdin", cwd=root, input=text.encode(),
-         what="setting the sparse checkout")
+    _run(
+        "sparse-checkout",
+        "set",
+        "--no-cone",
+        "--stdin",
+        cwd=root,
+        input=text.encode(),
+        what="setting the sparse checkout",
+    )
 
 
 def checkout(root: Path, branch: str) -> None:
@@ -202,8 +249,14 @@ def patterns(root: Path) -> list[str]:
 def add_patterns(root: Path, new: list[str]) -> None:
     """Add patterns to the sparse checkout: git checks out what they match, fetching the
     blobs it lacks."""
-    _run("sparse-checkout", "add", "--stdin", cwd=root, input=("\n".join(new) + "\n").encode(),
-         what="adding to the sparse checkout")
+    _run(
+        "sparse-checkout",
+        "add",
+        "--stdin",
+        cwd=root,
+        input=("\n".join(new) + "\n").encode(),
+        what="adding to the sparse checkout",
+    )
 
 
 def disable(root: Path) -> None:
@@ -220,8 +273,9 @@ class Checkout:
 
 
 def checkout_state(root: Path) -> Checkout:
-    out = _run("-c", "core.quotePath=false", "ls-files", "-t", "-z", cwd=root,
-               what="listing the checkout")
+    out = _run(
+        "-c", "core.quotePath=false", "ls-files", "-t", "-z", cwd=root, what="listing the checkout"
+    )
     state = Checkout([], [])
     for item in out.split("\0"):
         if len(item) > 2:
@@ -232,7 +286,30 @@ def checkout_state(root: Path) -> Checkout:
 def unchecked_writes(root: Path) -> list[str]:
     """Paths left out of the checkout where a file exists all the same: something wrote
     there (git does not stage it: the path keeps its skip-worktree bit)."""
-    return [p for p in checkout_state(root).absent if (root / p).exists()]
+    return [p for p in checkout_state(root).absent if (root / p).is_file()]
+
+
+Merge = Callable[[str, bytes, bytes], bytes | None]
+"""(path, committed, written) -> the file to keep, or None to leave the write unstaged."""
+
+
+def keep_unchecked_writes(root: Path, merge: Merge) -> list[str]:
+    """In a sparse clone, the files written where a path was left out of the checkout: each
+    is replaced by `merge` of the committed file (its blob fetched) and the written one,
+    then checked out (git keeps the file there), so that the next `git add` stages the
+    whole file. A kill in between leaves the merged file still unchecked: the next call
+    merges it again, to the same. Returns those paths."""
+    kept = []
+    for path in unchecked_writes(root):
+        full = root / path
+        committed = _git("cat-file", "blob", f"HEAD:{path}", cwd=root).stdout
+        merged = merge(path, committed, full.read_bytes())
+        if merged is not None:
+            atomic_write(full, merged, inside=VaultPaths(root))
+            kept.append(path)
+    if kept:
+        add_patterns(root, [escape(path) for path in kept])
+    return kept
 
 
 def objects_bytes(root: Path) -> int:
