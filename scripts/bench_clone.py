@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench_common import REPO, add_record_option, log, save_record
 from gen_vault import GENERATOR_VERSION, generate, sample_queries, vb_command, zipf_words
@@ -53,6 +54,13 @@ def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     if proc.returncode != 0:
         raise SystemExit(f"git {' '.join(args[:3])} failed: {proc.stderr.strip()}")
     return proc.stdout
+
+
+def commit_at(work: Path, folder: str, when: str, message: str) -> None:
+    """Commit what changed in `folder`, dated `when` (author and committer)."""
+    git("add", "-A", folder, cwd=work)
+    dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    git("commit", "-q", "-m", message, cwd=work, env=dates)
 
 
 def transcript(rng: random.Random, session: str, day: dt.date) -> str:
@@ -93,15 +101,7 @@ def build_remote(
             moved += 1
     first = today - dt.timedelta(days=days)
     when = f"{first.isoformat()}T08:00:00+00:00"
-    git("add", "-A", cwd=work)
-    git(
-        "commit",
-        "-q",
-        "-m",
-        f"bench: {notes} notes ({moved} archived)",
-        cwd=work,
-        env={"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when},
-    )
+    commit_at(work, ".", when, f"bench: {notes} notes ({moved} archived)")
     rng = random.Random(seed)
     made = 0
     for offset in range(days, 0, -1):
@@ -114,15 +114,7 @@ def build_remote(
             made += 1
         if offset == 1 or (day + dt.timedelta(days=1)).day == 1:
             stamp = f"{day.isoformat()}T20:00:00+00:00"
-            git("add", "-A", "sessions", cwd=work)
-            git(
-                "commit",
-                "-q",
-                "-m",
-                f"bench: transcripts of {day:%Y-%m}",
-                cwd=work,
-                env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
-            )
+            commit_at(work, "sessions", stamp, f"bench: transcripts of {day:%Y-%m}")
     bare = where / "remote.git"
     git("clone", "-q", "--bare", str(work), str(bare), cwd=where)
     git("config", "uploadpack.allowFilter", "true", cwd=bare)
@@ -161,6 +153,17 @@ def remote_for(notes: int, days: int, per_day: int) -> tuple[Path, dict[str, obj
     return where / "remote.git", meta
 
 
+def vb(args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """`vb ARGS --json` as a process; its JSON document."""
+    proc = subprocess.run(
+        [*vb_command(), *args, "--json"], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"vb {args[0]} failed:\n{proc.stdout}\n{proc.stderr}")
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
 def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
@@ -181,37 +184,12 @@ def main() -> None:
         target = tmp / "vault"
         log(f"vb clone {bare.as_uri()} (notes {opts.notes}, recent {opts.recent} days)")
         started = time.perf_counter()
-        proc = subprocess.run(
-            [
-                *vb_command(),
-                "clone",
-                bare.as_uri(),
-                str(target),
-                "--recent",
-                str(opts.recent),
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
+        result = vb(["clone", bare.as_uri(), str(target), "--recent", str(opts.recent)], env)
         cloned = time.perf_counter()
-        if proc.returncode != 0:
-            raise SystemExit(f"vb clone failed:\n{proc.stdout}\n{proc.stderr}")
-        result = json.loads(proc.stdout)
         query = sample_queries(1, seed=7)[0]
-        found = subprocess.run(
-            [*vb_command(), "--vault", str(target), "search", query, "--json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
+        found = vb(["--vault", str(target), "search", query], env)
         searched = time.perf_counter()
-        if found.returncode != 0:
-            raise SystemExit(f"vb search failed:\n{found.stdout}\n{found.stderr}")
-        hits = len(json.loads(found.stdout)["results"])
+        hits = len(found["results"])
         measures = {
             "searchable_s": round(searched - started, 2),
             "clone_s": round(cloned - started, 2),

@@ -232,6 +232,16 @@ def error(res: Any) -> str:
     return lines[0]
 
 
+def bare_of(work: Path, name: str) -> Path:
+    """`work`'s files committed by plain git, as a bare repository beside it."""
+    git("init", "-q", "-b", "main", cwd=work)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "plain git", cwd=work)
+    bare = work.parent / name
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=work.parent)
+    return bare
+
+
 def test_a_folder_that_is_not_empty_is_refused(remote: Path, tmp_path: Path) -> None:
     target = tmp_path / "b"
     target.mkdir()
@@ -249,13 +259,10 @@ def test_an_unreachable_remote_is_one_line(tmp_path: Path, git_env: dict[str, st
 def test_a_repository_that_is_not_a_vault_is_refused(
     tmp_path: Path, git_env: dict[str, str]
 ) -> None:
-    work, bare = tmp_path / "work", tmp_path / "plain.git"
+    work = tmp_path / "work"
     work.mkdir()
     (work / "README.md").write_text("not a vault\n")
-    git("init", "-q", "-b", "main", cwd=work)
-    git("add", "-A", cwd=work)
-    git("commit", "-q", "-m", "plain", cwd=work)
-    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    bare = bare_of(work, "plain.git")
     target = tmp_path / "b"
     assert "is not a vault" in error(run_vb("clone", bare.as_uri(), str(target)))
     assert not target.exists()
@@ -272,15 +279,11 @@ def test_a_repository_that_is_not_a_vault_is_refused(
 
 
 def test_what_a_sync_refuses_the_clone_refuses(tmp_path: Path, git_env: dict[str, str]) -> None:
-    work, bare = tmp_path / "work", tmp_path / "bad.git"
-    work.mkdir()
+    work = tmp_path / "work"
+    (work / "entities").mkdir(parents=True)
     (work / "STRATEGY.md").write_text("---\n---\n")
-    (work / "entities").mkdir()
     (work / "entities" / "passwd.md").symlink_to("/etc/passwd")
-    git("init", "-q", "-b", "main", cwd=work)
-    git("add", "-A", cwd=work)
-    git("commit", "-q", "-m", "a link out", cwd=work)
-    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    bare = bare_of(work, "bad.git")
     target = tmp_path / "b"
     assert "clone refused" in error(run_vb("clone", bare.as_uri(), str(target)))
     assert not target.exists()
