@@ -116,7 +116,7 @@ def clone(
     ] = 30,
     as_json: JsonOpt = False,
 ) -> None:
-    """Join a vault fast: a partial clone with the notes and recent transcripts.
+    """Join a big vault fast: its notes and recent transcripts.
 
     git fetches commits and trees, then the blobs of what is checked out: every note but
     archive/, MEMORY.md, STRATEGY.md, tasks.json, policy/, logs/ and the recent transcripts.
@@ -152,7 +152,7 @@ def fetch_old(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check out what `vb clone` left out (git fetches it), then index it."""
+    """Check out and index what `vb clone` left out."""
     from vault_brain.interfaces.cli.progress import progress_bar
 
     with progress_bar("indexing", enabled=not as_json) as bar:
