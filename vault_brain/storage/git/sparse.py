@@ -236,7 +236,11 @@ def checkout(root: Path, branch: str) -> None:
     _run("checkout", "--quiet", branch, cwd=root, what="checking the vault out")
 
 
-def is_sparse(root: Path) -> bool:
+def is_sparse(root: Path, git_dir: Path | None = None) -> bool:
+    """A sparse checkout is on. With the repository's `git_dir`, a repository that never
+    had one (no info/sparse-checkout) is told without running git."""
+    if git_dir is not None and not (git_dir / "info" / "sparse-checkout").exists():
+        return False
     proc = _git("config", "--bool", "core.sparseCheckout", cwd=root)
     return _out(proc).strip() == "true"
 

@@ -299,7 +299,7 @@ def stage_all(repo: Any, rel: str) -> None:
     clone (`vb clone`), new files outside the checkout are staged too, and records
     appended to a transcript it left out are merged into the whole file first
     (`sparse.keep_unchecked_writes`)."""
-    sparse_clone = sparse.is_sparse(top(repo))
+    sparse_clone = sparse.is_sparse(top(repo), Path(repo.git_dir))
     if sparse_clone:  # (--sparse: a new file outside the checkout, an archived note, is staged)
         sparse.keep_unchecked_writes(top(repo), lambda p, c, w: _appended(repo, p, c, w))
     flags = ["--all", "--sparse"] if sparse_clone else ["--all"]
