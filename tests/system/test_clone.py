@@ -127,13 +127,24 @@ def test_fetch_old_checks_out_the_archive_and_old_transcripts(remote: Path, tmp_
     assert (target / ARCHIVED).is_file()
     found = vb("--vault", str(target), "search", "zephyr", "--include-archive", "--json")
     assert [h["path"] for h in found["results"]] == [ARCHIVED]
-    doc = vb("--vault", str(target), "fetch-old", "sessions/2025-01-02", "--json")
-    assert (target / OLD_SHARD).is_file() and doc["transcripts_left_out"] == 1
+    doc = vb("--vault", str(target), "fetch-old", "sessions", "--json")
+    assert (target / OLD_SHARD).is_file() and (target / OLD_FLAT).is_file()
+    assert doc["transcripts_left_out"] == 0 and doc["files"] == 2
     doc = vb("--vault", str(target), "fetch-old", "--all", "--json")
-    assert (target / OLD_FLAT).is_file() and doc["transcripts_left_out"] == 0
+    assert doc["notes_left_out"] == doc["transcripts_left_out"] == doc["files"] == 0
     assert git("status", "--porcelain", cwd=target) == ""
     res = run_vb("--vault", str(target), "fetch-old", "archive")
     assert res.exit_code == 1 and "already checked out" in res.stderr
+
+
+def test_fetch_old_takes_one_day_folder_or_one_file(remote: Path, tmp_path: Path) -> None:
+    target = tmp_path / "b"
+    vb("clone", remote.as_uri(), str(target))
+    doc = vb("--vault", str(target), "fetch-old", "sessions/2025-01-02", "--json")
+    assert (target / OLD_SHARD).is_file() and not (target / OLD_FLAT).exists()
+    assert (doc["files"], doc["transcripts_left_out"]) == (1, 1)
+    doc = vb("--vault", str(target), "fetch-old", OLD_FLAT, "--json")
+    assert (target / OLD_FLAT).is_file() and doc["transcripts_left_out"] == 0
 
 
 def test_fetch_old_names_what_the_vault_does_not_have(remote: Path, tmp_path: Path) -> None:

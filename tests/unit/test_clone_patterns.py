@@ -57,7 +57,7 @@ def test_patterns_leave_out_the_archive_and_each_old_transcript_or_old_day() -> 
     assert checkout_patterns(transcripts, recent) == [
         "/*",
         "!/archive/*",
-        "!/sessions/2025-01-02/",  # every transcript of that day is old: the folder
+        "!/sessions/2025-01-02/*",  # every transcript of that day is old: the folder
         "!/sessions/2025-02-03/old.jsonl",  # a day with a recent one: each old one
         "!/sessions/old.jsonl",
     ]
@@ -65,5 +65,5 @@ def test_patterns_leave_out_the_archive_and_each_old_transcript_or_old_day() -> 
 
 def test_patterns_are_literal_paths() -> None:
     assert escape("sessions/a*b?[c].jsonl") == "/sessions/a\\*b\\?\\[c\\].jsonl"
-    assert fetch_pattern("archive/", is_folder=True) == "/archive/*"
+    assert fetch_pattern("archive/", is_folder=True) == "/archive/**"
     assert fetch_pattern("sessions/x.jsonl", is_folder=False) == "/sessions/x.jsonl"

@@ -3,7 +3,7 @@ transcripts count as recent, and what `vb fetch-old` adds.
 
 The patterns are git's non-cone ones (gitignore syntax, the last match wins), anchored at
 the vault's top: every top-level file and folder, less `archive/`'s contents and each old
-transcript (an old day folder as one). New files are inside the checkout: a transcript
+transcript (an old day folder's as one pattern). New files are inside the checkout: a transcript
 another machine starts after the clone is checked out here. `logs/` is always checked out:
 vb appends to its logs, and an append to a log that is not checked out would start a new
 file (for a transcript, see `storage.git.sparse.keep_unchecked_writes`).
@@ -73,17 +73,18 @@ def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list
             out.append("!" + escape(key))
         elif key in mixed:
             out += ["!" + escape(p) for p in sorted(paths)]
-        else:
-            out.append("!" + escape(key) + "/")
+        else:  # (`dir/*`, not `dir/`: git matches a folder-only pattern with an lstat per path)
+            out.append("!" + escape(key) + "/*")
     return out
 
 
 def fetch_pattern(rel: str, is_folder: bool) -> str:
     """The pattern that brings `rel` (a vault-relative file or folder) into the checkout. A
-    folder's is `/rel/*`, not `/rel/`: git matches a file against the patterns that match
-    its own path first (`!/archive/*` matches `archive/x.md`), and only then its folders'."""
+    folder's is `/rel/**`: it matches each file below at any depth itself, as the patterns
+    that left files out do (`!/archive/*`, `!/sessions/2025-01-02/*`), and git takes the last
+    pattern that matches a file's own path before it looks at its folders'."""
     rel = rel.strip("/")
-    return escape(rel) + ("/*" if is_folder else "")
+    return escape(rel) + ("/**" if is_folder else "")
 
 
 def days_ago(today: dt.date, days: int) -> dt.date:
