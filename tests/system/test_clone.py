@@ -334,3 +334,23 @@ def test_new_files_sync_both_ways_though_outside_what_was_checked_out(
     assert (target / theirs).read_text() == record(1, "started on a")
     assert (target / mine).read_text() == record(1, "started in the clone")
     assert git("status", "--porcelain", cwd=target) == ""
+
+
+def test_a_note_archived_in_the_clone_and_changed_elsewhere_keeps_both(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The clone archives a note (into archive/, which it left out) while machine `a`
+    changes it: the merge follows the move and keeps a's change in the archived note."""
+    target, a = tmp_path / "b", tmp_path / "a"
+    vb("clone", remote.as_uri(), str(target))
+    vb("--vault", str(target), "delete", "entities/projects/kestrel.md")
+    note = a / "entities" / "projects" / "kestrel.md"
+    note.write_text(note.read_text() + "\nKestrel moved to a new team.\n")
+    vb("--vault", str(a), "sync")
+    doc = vb("--vault", str(target), "sync", "--json")
+    assert doc["pushed"] is True
+    archived = "archive/entities/projects/kestrel.md"
+    assert "Kestrel moved to a new team." in git("show", f"main:{archived}", cwd=remote)
+    names = git("ls-tree", "-r", "--name-only", "main", cwd=remote).split("\n")
+    assert archived in names and "entities/projects/kestrel.md" not in names
+    assert git("status", "--porcelain", cwd=target) == ""

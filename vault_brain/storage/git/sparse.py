@@ -316,6 +316,17 @@ def keep_unchecked_writes(root: Path, merge: Merge) -> list[str]:
     return kept
 
 
+def check_out_written(root: Path, paths: list[str]) -> list[str]:
+    """Of `paths` (relative to the repository), those left out of the checkout whose file
+    was written all the same are added to the checkout (git keeps the written file);
+    returns them."""
+    out = _run("-c", "core.quotePath=false", "ls-files", "-t", "-z", "--", *paths, cwd=root)
+    written = [i[2:] for i in out.split("\0") if i.startswith("S ") and (root / i[2:]).is_file()]
+    if written:
+        add_patterns(root, [escape(path) for path in written])
+    return written
+
+
 def objects_bytes(root: Path) -> int:
     """The size of `.git/objects` (what the clone fetched and keeps)."""
     total = 0

@@ -486,8 +486,15 @@ def blob(repo: Any, sha: str | None) -> bytes:
 
 
 def add_paths(repo: Any, paths: list[str]) -> None:
+    """Stage what a merge wrote. In a sparse clone, a file it wrote where a path was left out
+    of the checkout (a note archived here that the remote changed) is checked out first, so
+    that git stages it (`sparse.check_out_written`)."""
+    flags = ["--all"]
+    if sparse.is_sparse(top(repo), Path(repo.git_dir)):
+        sparse.check_out_written(top(repo), paths)
+        flags.append("--sparse")
     for i in range(0, len(paths), 500):
-        repo.git.add("--all", "--", *paths[i : i + 500])
+        repo.git.add(*flags, "--", *paths[i : i + 500])
 
 
 def commit(
