@@ -92,7 +92,11 @@ def test_clone_checks_out_the_notes_and_recent_transcripts_only(
     assert git("status", "--porcelain", cwd=target) == ""
     hits = vb("--vault", str(target), "search", "kestrel", "--json")["results"]
     assert [h["title"] for h in hits][:1] in (["Kestrel"], ["Ada"])
-    assert vb("--vault", str(target), "status", "--json")["index"]["indexed"] == 2
+    status = vb("--vault", str(target), "status", "--json")
+    assert status["index"]["indexed"] == 2
+    assert status["left_out"]["notes"] == 1 and status["left_out"]["transcripts"] == 2
+    text = vb("--vault", str(target), "status").stdout
+    assert "checkout: sparse (vb clone): 1 note and 2 transcripts left out" in text
 
 
 def test_a_longer_recent_window_takes_the_old_transcripts(remote: Path, tmp_path: Path) -> None:
@@ -132,6 +136,7 @@ def test_fetch_old_checks_out_the_archive_and_old_transcripts(remote: Path, tmp_
     assert doc["transcripts_left_out"] == 0 and doc["files"] == 2
     doc = vb("--vault", str(target), "fetch-old", "--all", "--json")
     assert doc["notes_left_out"] == doc["transcripts_left_out"] == doc["files"] == 0
+    assert vb("--vault", str(target), "status", "--json")["left_out"] is None
     assert git("status", "--porcelain", cwd=target) == ""
     res = run_vb("--vault", str(target), "fetch-old", "archive")
     assert res.exit_code == 1 and "already checked out" in res.stderr

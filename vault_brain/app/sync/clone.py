@@ -85,6 +85,30 @@ class FetchOldResult(Result):
     seconds: float
 
 
+@result
+class LeftOut(Result):
+    """What a sparse clone (`vb clone`) did not check out; `vb fetch-old` brings it."""
+
+    notes: int
+    transcripts: int
+    files: int
+    """Every file left out (the notes and transcripts among them)."""
+
+
+def left_out(vault: Vault) -> LeftOut | None:
+    """For `vb status`: what the vault's sparse checkout leaves out (None: everything is
+    checked out, or the vault is not a repository of its own); never raises."""
+    root = vault.root
+    if not (root / ".git").is_dir() or not sp.is_sparse(root, root / ".git"):
+        return None
+    try:
+        absent = sp.checkout_state(root).absent
+    except VaultBrainError:
+        return None
+    notes, transcripts = _counts(absent)
+    return LeftOut(notes, transcripts, len(absent))
+
+
 def _counts(paths: list[str]) -> tuple[int, int]:
     notes = sum(1 for p in paths if is_note_path(p))
     transcripts = sum(1 for p in paths if plan.is_transcript(p))
