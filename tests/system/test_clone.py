@@ -359,3 +359,16 @@ def test_a_note_archived_in_the_clone_and_changed_elsewhere_keeps_both(
     names = git("ls-tree", "-r", "--name-only", "main", cwd=remote).split("\n")
     assert archived in names and "entities/projects/kestrel.md" not in names
     assert git("status", "--porcelain", cwd=target) == ""
+
+
+def test_a_vault_made_by_plain_git_clones_clean(tmp_path: Path, git_env: dict[str, str]) -> None:
+    """No .gitignore, no .gitattributes in the remote: the index in .vb/ stays out of git, and
+    vb's attributes are the one change waiting for the first commit."""
+    work = tmp_path / "work"
+    (work / "entities").mkdir(parents=True)
+    (work / "STRATEGY.md").write_text("---\n---\n")
+    (work / "entities" / "heron.md").write_text("---\ntitle: Heron\n---\nHeron nests.\n")
+    bare = bare_of(work, "plain.git")
+    target = tmp_path / "b"
+    assert vb("clone", bare.as_uri(), str(target), "--json")["indexed"] == 1
+    assert git("status", "--porcelain", cwd=target) == "?? .gitattributes\n"
