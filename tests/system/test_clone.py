@@ -258,6 +258,21 @@ def bare_of(work: Path, name: str) -> Path:
     return bare
 
 
+def plain_vault(
+    tmp_path: Path, name: str, files: dict[str, str], links: dict[str, str] | None = None
+) -> Path:
+    """A vault made by plain git (STRATEGY.md, `files`, symlinks `links`), as a bare
+    repository `name`."""
+    work = tmp_path / "work"
+    for rel, text in {"STRATEGY.md": "---\n---\n", **files}.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    for rel, to in (links or {}).items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).symlink_to(to)
+    return bare_of(work, name)
+
+
 def test_a_folder_that_is_not_empty_is_refused(remote: Path, tmp_path: Path) -> None:
     target = tmp_path / "b"
     target.mkdir()
@@ -295,11 +310,7 @@ def test_a_repository_that_is_not_a_vault_is_refused(
 
 
 def test_what_a_sync_refuses_the_clone_refuses(tmp_path: Path, git_env: dict[str, str]) -> None:
-    work = tmp_path / "work"
-    (work / "entities").mkdir(parents=True)
-    (work / "STRATEGY.md").write_text("---\n---\n")
-    (work / "entities" / "passwd.md").symlink_to("/etc/passwd")
-    bare = bare_of(work, "bad.git")
+    bare = plain_vault(tmp_path, "bad.git", {}, links={"entities/passwd.md": "/etc/passwd"})
     target = tmp_path / "b"
     assert "clone refused" in error(run_vb("clone", bare.as_uri(), str(target)))
     assert not target.exists()
@@ -364,11 +375,8 @@ def test_a_note_archived_in_the_clone_and_changed_elsewhere_keeps_both(
 def test_a_vault_made_by_plain_git_clones_clean(tmp_path: Path, git_env: dict[str, str]) -> None:
     """No .gitignore, no .gitattributes in the remote: the index in .vb/ stays out of git, and
     vb's attributes are the one change waiting for the first commit."""
-    work = tmp_path / "work"
-    (work / "entities").mkdir(parents=True)
-    (work / "STRATEGY.md").write_text("---\n---\n")
-    (work / "entities" / "heron.md").write_text("---\ntitle: Heron\n---\nHeron nests.\n")
-    bare = bare_of(work, "plain.git")
+    heron = "---\ntitle: Heron\n---\nHeron nests.\n"
+    bare = plain_vault(tmp_path, "plain.git", {"entities/heron.md": heron})
     target = tmp_path / "b"
     assert vb("clone", bare.as_uri(), str(target), "--json")["indexed"] == 1
     assert git("status", "--porcelain", cwd=target) == "?? .gitattributes\n"
