@@ -380,3 +380,35 @@ def test_a_vault_made_by_plain_git_clones_clean(tmp_path: Path, git_env: dict[st
     target = tmp_path / "b"
     assert vb("clone", bare.as_uri(), str(target), "--json")["indexed"] == 1
     assert git("status", "--porcelain", cwd=target) == "?? .gitattributes\n"
+
+
+def test_many_old_flat_transcripts_are_left_out_as_one_pattern(
+    remote: Path, tmp_path: Path
+) -> None:
+    """More than FLAT_PATTERNS_MAX old flat transcripts: one pattern leaves them out, the
+    recent one is taken back by name, and `vb fetch-old sessions` brings them all."""
+    a = tmp_path / "a"
+    many = [f"sessions/old-{i:03d}.jsonl" for i in range(2, 203)]
+    for rel in many:
+        (a / rel).write_text(record(1, rel))
+    git("add", "-A", cwd=a)
+    git("commit", "-q", "-m", "old sessions", cwd=a)
+    git("push", "-q", "origin", "main", cwd=a)
+    import subprocess
+
+    # their commit dated long ago, on top of today's (a machine whose clock was behind):
+    # the recent transcript below it still counts as recent
+    subprocess.run(
+        ["git", "commit", "-q", "--amend", "--no-edit", "--date", OLD],
+        cwd=a,
+        check=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": OLD},
+    )
+    git("push", "-q", "-f", "origin", "main", cwd=a)
+    target = tmp_path / "b"
+    doc = vb("clone", remote.as_uri(), str(target), "--json")
+    assert (doc["transcripts"], doc["transcripts_left_out"]) == (1, 2 + len(many))
+    assert (target / NEW_FLAT).is_file() and not (target / many[0]).exists()
+    assert "!/sessions/*.jsonl" in git("sparse-checkout", "list", cwd=target)
+    vb("--vault", str(target), "fetch-old", "sessions")
+    assert all((target / rel).is_file() for rel in [*many, OLD_FLAT, OLD_SHARD])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from vault_brain.domain.sync.sparse import (
+    FLAT_PATTERNS_MAX,
     checkout_patterns,
     escape,
     fetch_pattern,
@@ -57,10 +58,18 @@ def test_patterns_leave_out_the_archive_and_each_old_transcript_or_old_day() -> 
     assert checkout_patterns(transcripts, recent) == [
         "/*",
         "!/archive/*",
+        "!/sessions/old.jsonl",
         "!/sessions/2025-01-02/*",  # every transcript of that day is old: the folder
         "!/sessions/2025-02-03/old.jsonl",  # a day with a recent one: each old one
-        "!/sessions/old.jsonl",
     ]
+
+
+def test_many_old_flat_transcripts_are_one_pattern_and_the_recent_taken_back() -> None:
+    old = [f"sessions/old-{i:04d}.jsonl" for i in range(FLAT_PATTERNS_MAX + 1)]
+    patterns = checkout_patterns([*old, "sessions/new.jsonl"], ["sessions/new.jsonl"])
+    assert patterns == ["/*", "!/archive/*", "!/sessions/*.jsonl", "/sessions/new.jsonl"]
+    few = checkout_patterns(old[:3], [])
+    assert few == ["/*", "!/archive/*"] + ["!/" + p for p in old[:3]]
 
 
 def test_patterns_are_literal_paths() -> None:

@@ -55,11 +55,20 @@ def escape(path: str) -> str:
     return "/" + text
 
 
+FLAT_PATTERNS_MAX = 200
+"""Old flat transcripts (`sessions/<id>.jsonl`) left out one pattern each, at most: git
+matches every path against every pattern at each checkout and merge (about 10 ns a match:
+6,000 patterns cost 7 s over 100,000 notes). Past it, the flat transcripts are left out as
+one pattern and the recent ones taken back by name."""
+
+
 def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list[str]:
     """The sparse-checkout patterns of a clone that takes the `recent` transcripts: every
     top-level file and folder, less `archive/`'s contents, less each old transcript (a day
     folder whose transcripts are all old, as one folder). A transcript written later, here
-    or by another machine, is inside the checkout."""
+    or by another machine, is inside the checkout (except in a vault of more than
+    `FLAT_PATTERNS_MAX` old flat transcripts: there a flat one another machine writes later is
+    left out too, until `vb fetch-old sessions`)."""
     keep = set(recent)
     old: dict[str, list[str]] = {}
     for path in transcripts:
@@ -68,10 +77,16 @@ def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list
             old.setdefault(folder if shard_day(path) else path, []).append(path)
     mixed = {p.rsplit("/", 1)[0] for p in keep if shard_day(p)}
     out = ["/*", "!/archive/*"]
+    flat_old = sorted(key for key in old if key.endswith(".jsonl"))
+    flat_recent = sorted(p for p in keep if shard_day(p) is None)
+    if len(flat_old) > FLAT_PATTERNS_MAX and len(flat_recent) < len(flat_old):
+        out += ["!/sessions/*.jsonl"] + [escape(p) for p in flat_recent]
+    else:
+        out += ["!" + escape(key) for key in flat_old]
     for key, paths in sorted(old.items()):
         if key.endswith(".jsonl"):
-            out.append("!" + escape(key))
-        elif key in mixed:
+            continue
+        if key in mixed:
             out += ["!" + escape(p) for p in sorted(paths)]
         else:  # (`dir/*`, not `dir/`: git matches a folder-only pattern with an lstat per path)
             out.append("!" + escape(key) + "/*")

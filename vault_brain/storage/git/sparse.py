@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,25 +197,39 @@ def vaults_below(root: Path, commit: str = "HEAD", limit: int = 5) -> list[str]:
     return sorted(found)[:limit]
 
 
-def committed_since(root: Path, days: int, folder: str = "sessions") -> set[str]:
-    """The files under `folder` that commits of the last `days` days changed (the walk stops
-    at the first older commits: fast whatever the history's length)."""
-    out = _run(
-        "-c",
-        "core.quotePath=false",
-        "log",
-        f"--since={days}.days.ago",
-        "--name-only",
-        "--format=",
-        "-z",
-        "--no-renames",
-        "HEAD",
-        "--",
-        folder,
-        cwd=root,
-        what="reading the recent history",
-    )
-    return {p.strip("\n") for p in out.split("\0") if p.strip("\n")}
+OLD_COMMITS_SEEN = 500
+"""Commits older than the window read in a row before `committed_since` stops reading."""
+
+
+def committed_since(
+    root: Path, days: int, folder: str = "sessions", now: float | None = None
+) -> set[str]:
+    """The files under `folder` that commits of the last `days` days (by committer date)
+    changed. Not `git log --since`, which stops at the first older commit: a commit from a
+    machine whose clock was behind would hide every recent one below it. The log is read
+    newest first and left once `OLD_COMMITS_SEEN` older commits came in a row."""
+    cutoff = (now if now is not None else time.time()) - days * 86400
+    command = ["git", "-c", "core.quotePath=false", "log", "--format=%x01%ct", "--name-only"]
+    command += ["-z", "--no-renames", "HEAD", "--", folder]
+    found: set[str] = set()
+    with subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:
+        assert proc.stdout is not None
+        rest, recent, old_in_a_row = b"", False, 0
+        fd = proc.stdout.fileno()
+        for chunk in iter(lambda: os.read(fd, 1 << 16), b""):
+            *tokens, rest = (rest + chunk).split(b"\0")
+            for token in tokens:
+                if token.startswith(b"\x01"):
+                    recent = int(token[1:] or 0) >= cutoff
+                    old_in_a_row = 0 if recent else old_in_a_row + 1
+                elif recent and token.strip(b"\n"):
+                    found.add(token.strip(b"\n").decode("utf-8", "replace"))
+            if old_in_a_row >= OLD_COMMITS_SEEN:
+                proc.kill()
+                break
+    return found
 
 
 def set_patterns(root: Path, patterns: list[str]) -> None:
