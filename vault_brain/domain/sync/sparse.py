@@ -57,8 +57,8 @@ def escape(path: str) -> str:
 
 FLAT_PATTERNS_MAX = 200
 """Old flat transcripts (`sessions/<id>.jsonl`) left out one pattern each, at most: git
-matches every path against every pattern at each checkout and merge (about 10 ns a match:
-6,000 patterns cost 7 s over 100,000 notes). Past it, the flat transcripts are left out as
+matches every path against every pattern at each checkout and merge (about 12 ns a match
+here: 6,000 patterns would add some 7 s over 100,000 notes). Past it, the flat transcripts are left out as
 one pattern and the recent ones taken back by name."""
 
 
