@@ -58,8 +58,8 @@ def escape(path: str) -> str:
 FLAT_PATTERNS_MAX = 200
 """Old flat transcripts (`sessions/<id>.jsonl`) left out one pattern each, at most: git
 matches every path against every pattern at each checkout and merge (about 12 ns a match
-here: 6,000 patterns would add some 7 s over 100,000 notes). Past it, the flat transcripts are left out as
-one pattern and the recent ones taken back by name."""
+here: 6,000 patterns would add some 7 s over 100,000 notes). Past it, the flat transcripts
+are left out as one pattern and the recent ones taken back by name."""
 
 
 def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list[str]:
