@@ -23,6 +23,7 @@ from vault_brain.app.sessions.loop import ContextResult, IntakeResult, PersistRe
 from vault_brain.app.sessions.retention import SessionList, SessionsArchived
 from vault_brain.app.sessions.tasks import TaskChange, TaskList
 from vault_brain.app.status import StatusReport
+from vault_brain.app.sync.clone import CloneResult, FetchOldResult
 from vault_brain.app.sync.graph import GraphResult
 from vault_brain.app.sync.history import HistoryResult, LogResult
 from vault_brain.app.sync.persona import PersonaResult
@@ -53,6 +54,8 @@ RESULTS: dict[str, tuple[type, str]] = {
     "init": (results.InitResult, "vb init"),
     "status": (StatusReport, "vb status"),
     "sync": (SyncResult, "vb sync"),
+    "clone": (CloneResult, "vb clone"),
+    "fetch_old": (FetchOldResult, "vb fetch-old"),
     "history": (HistoryResult, "vb history"),
     "log": (LogResult, "vb log"),
     "persona": (PersonaResult, "vb persona; memory_persona"),

@@ -10,6 +10,7 @@ from vault_brain.app.knowledge.extract import ProjectState, project_states
 from vault_brain.app.lifecycle.policy_review import policy_warning
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
+from vault_brain.app.sync.clone import LeftOut, left_out
 from vault_brain.app.sync.remote import SyncState, sync_state, trust_problems
 from vault_brain.storage.events import counts as event_counts
 from vault_brain.storage.events import last_of
@@ -76,6 +77,9 @@ class StatusReport(Result):
     """What the vault's git tree holds that this machine does not trust and vb ignores or
     refuses: a tracked .vb, symlinks out of the vault or among vb's own files,
     .gitattributes lines that would change how vb's files merge."""
+    left_out: LeftOut | None = None
+    """A sparse clone (`vb clone`): what it did not check out (`vb fetch-old` brings it).
+    None: everything is checked out."""
 
 
 def vault_status(vault: Vault) -> StatusReport:
@@ -131,6 +135,7 @@ def vault_status(vault: Vault) -> StatusReport:
         sync=sync_state(vault, copies),
         policy_warning=policy_warning(vault),
         trust=trust_problems(vault),
+        left_out=left_out(vault),
     )
 
 

@@ -12,6 +12,7 @@ from vault_brain.domain.policy.grants import unknown_note
 
 if TYPE_CHECKING:
     from vault_brain.app.memory.vault import Vault
+    from vault_brain.app.sync.clone import FetchOldResult
     from vault_brain.app.sync.conflicts import ConflictList, ConflictResolved
     from vault_brain.app.sync.export import ExportResult
     from vault_brain.app.sync.graph import GraphResult
@@ -58,6 +59,20 @@ class GitOps(ApiPart):
         from vault_brain.app.sync.remote import RETRY_FOR, sync  # lazy: start-up (GitPython)
 
         return sync(self._vault, remote, say, RETRY_FOR if retry_for is None else retry_for)
+
+    def fetch_old(
+        self,
+        what: list[str],
+        everything: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> FetchOldResult:
+        """Check out what `vb clone` left out (`archive`, `sessions`, a folder or file, or
+        everything): git fetches the blobs; then the index (see `app.sync.clone`)."""
+        from vault_brain.app.sync.clone import fetch_old  # lazy: start-up
+
+        self.grant.check_vault_wide("fetch what the clone left out")
+        with self._use("skip") as vault:
+            return fetch_old(vault, what, everything, progress)
 
     def conflicts(self) -> ConflictList:
         """The conflict copies a merge wrote and no one resolved yet."""

@@ -33,6 +33,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "init",
         "status",
         "sync",
+        "clone",
+        "fetch-old",
         "conflicts",
         "history",
         "log",
@@ -173,7 +175,7 @@ def open_api(session: str | None = None, command: bool = True) -> MemoryAPI:
 # session or integration code; help and unknown names load every module.
 COMMAND_MODULES = {
     **dict.fromkeys(("init", "status", "watch"), "vaults"),
-    "sync": "sync",
+    **dict.fromkeys(("sync", "clone", "fetch-old"), "sync"),
     "conflicts": "conflicts",
     **dict.fromkeys(("history", "log"), "history"),
     "persona": "persona",

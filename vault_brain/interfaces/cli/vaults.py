@@ -104,6 +104,13 @@ def render_status(report: StatusReport) -> str:
     lines += [f"trust:   {line}" for line in report.trust]
     if report.sync is not None:
         lines += render_sync_state(report.sync)
+    if report.left_out is not None:
+        out = report.left_out
+        lines.append(
+            f"checkout: sparse (vb clone): {counted(out.notes, 'note')} and "
+            f"{counted(out.transcripts, 'transcript')} left out (`vb fetch-old "
+            "archive|sessions|PATH` checks them out)"
+        )
     return "\n".join(lines)
 
 

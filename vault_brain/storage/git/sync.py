@@ -23,6 +23,7 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync.merge import machine_of, with_trailers
 from vault_brain.domain.sync.trust import Entry
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
+from vault_brain.storage.git import sparse
 
 ATTRIBUTES_HEADER = "# vb's merge drivers"
 # merge attribute -> the kind git's driver (`interfaces.git_merge`) is given
@@ -297,10 +298,27 @@ def parse_name_status(out: str, rel: str = ".") -> list[tuple[str, str, str | No
 
 def stage_all(repo: Any, rel: str) -> None:
     """Stage the vault's changes: never a write in progress, and never the vault's
-    machine-local `.vb/` (even when a synced .gitignore no longer ignores it)."""
-    repo.git.add("--all", "--", rel, f":(exclude)*{TEMP_SUFFIX}")
+    machine-local `.vb/` (even when a synced .gitignore no longer ignores it). In a sparse
+    clone (`vb clone`), new files outside the checkout are staged too, and records
+    appended to a transcript it left out are merged into the whole file first
+    (`sparse.keep_unchecked_writes`)."""
+    sparse_clone = sparse.is_sparse(top(repo), Path(repo.git_dir))
+    if sparse_clone:  # (--sparse: a new file outside the checkout, an archived note, is staged)
+        sparse.keep_unchecked_writes(top(repo), lambda p, c, w: _appended(repo, p, c, w))
+    flags = ["--all", "--sparse"] if sparse_clone else ["--all"]
+    repo.git.add(*flags, "--", rel, f":(exclude)*{TEMP_SUFFIX}")
     vb = ".vb" if rel in (".", "") else f"{rel.rstrip('/')}/.vb"
     repo.git.rm("-r", "--cached", "--quiet", "--ignore-unmatch", "--", vb)
+
+
+def _appended(repo: Any, path: str, committed: bytes, written: bytes) -> bytes | None:
+    """The committed records and those written since, for an append-only file (else None:
+    the write stays out of the commits)."""
+    from vault_brain.storage.notes.merge import merge_bytes  # lazy: a sparse clone's only
+
+    if merge_kinds(repo, [path]).get(path) != "jsonl":
+        return None
+    return merge_bytes("jsonl", b"", committed, written, path).data
 
 
 def fetch(repo: Any, remote: str) -> None:
@@ -493,8 +511,15 @@ def blob(repo: Any, sha: str | None) -> bytes:
 
 
 def add_paths(repo: Any, paths: list[str]) -> None:
+    """Stage what a merge wrote. In a sparse clone, a file it wrote where a path was left out
+    of the checkout (a note archived here that the remote changed) is checked out first, so
+    that git stages it (`sparse.check_out_written`)."""
+    flags = ["--all"]
+    if sparse.is_sparse(top(repo), Path(repo.git_dir)):
+        sparse.check_out_written(top(repo), paths)
+        flags.append("--sparse")
     for i in range(0, len(paths), 500):
-        repo.git.add("--all", "--", *paths[i : i + 500])
+        repo.git.add(*flags, "--", *paths[i : i + 500])
 
 
 def commit(
