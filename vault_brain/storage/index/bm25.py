@@ -3,12 +3,17 @@
 Whoosh's own search builds a tree of union matchers (every term in every text field, per
 segment) and scores each posting through several layers of calls and block-quality checks:
 for a query of a few words over 10k notes that machinery was two thirds of a warm search.
-Here each term's postings in each field are read once, in order, scored with the formula of
-Whoosh's BM25F (its idf, its average field lengths, its quantised per-document lengths, all
-read through the reader's public methods) and
-added up per document; the best `limit` are kept as Whoosh's top collector keeps them (higher
-score first, then the lower document number). The scores equal Whoosh's up to the order of
-the additions, i.e. in the last bits (`tests/integration/test_search_warm.py` compares the two).
+Here postings are scored with the formula of Whoosh's BM25F (its idf, its average field
+lengths, its quantised per-document lengths, all read through the reader's public methods)
+and added up per document; the best `limit` are kept as Whoosh's top collector keeps them
+(higher score first, then the lower document number). The scores equal Whoosh's up to the
+order of the additions, i.e. in the last bits (`tests/integration/test_search_warm.py`
+compares the two).
+
+At 100,000 notes a frequent word's body postings name 70,000 of them, and reading them all
+was most of a warm search. `top_docs` is MaxScore: the (field, term) pairs are added up best
+bound first, and the frequent words, whose bound is small, are only looked up for the few
+documents that can still reach the top (see `top_docs`).
 
 What a segment holds never changes once it is written (deletions only mark documents), so
 `Segments` keeps, per segment, the postings and field lengths of the terms asked for
