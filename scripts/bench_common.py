@@ -137,3 +137,37 @@ def set_strategy(vault: Path, shipped: str, changes: Mapping[str, object]) -> No
     # the policy cache is keyed by STRATEGY.md's mtime and size; drop it so that two edits
     # within one mtime tick can never be confused
     (vault / ".vb" / "policy.json").unlink(missing_ok=True)
+
+
+def process_memory_mb(pid: int) -> dict[str, float]:
+    """A live process's resident memory now (VmRSS) and at its peak (VmHWM), in MB, from
+    /proc/<pid>/status (Linux); empty where there is no such file."""
+    found: dict[str, float] = {}
+    try:
+        text = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return found
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM") and value.strip().endswith("kB"):
+            found["rss_mb" if name == "VmRSS" else "peak_rss_mb"] = round(
+                int(value.split()[0]) / 1024, 1
+            )
+    return found
+
+
+def child_pids(parent: int | None = None) -> list[int]:
+    """The pids of a process's children (default: this one's), from /proc (Linux)."""
+    parent = os.getpid() if parent is None else parent
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found

@@ -7,6 +7,7 @@ offline flush of 200 messages. In-process figures use the library as the CLI doe
 "process" figures run the real `vb` command.
 
     python scripts/bench_lifecycle.py [--notes 10000] [--out bench-out/]
+    python scripts/bench_lifecycle.py --plans-only VAULT   # MEMORY.md and prune planning only
 """
 
 from __future__ import annotations
@@ -81,12 +82,46 @@ def make_session(vault: Vault, session: str, messages: int, words: int = 40) -> 
         append(vault.paths, session, batch)
 
 
+def plans_only(root: Path, record: bool) -> int:
+    """MEMORY.md generation and prune planning on an indexed vault, changing nothing: the
+    measures that grow with the vault, at sizes where generating a vault of its own for the
+    whole benchmark would take longer than the measures."""
+    from vault_brain.app.lifecycle.plans import plan_prune
+    from vault_brain.app.memory.memory_file import build_memory_file
+
+    vault = Vault.open(root)
+    vault.reconcile()
+    notes = vault.reconcile().total
+    results: dict[str, Any] = {"notes": notes, "vault": str(root)}
+    results["memory_file_ms"], mf = timed(lambda: build_memory_file(Vault.open(root)))
+    results["memory_file_tokens"] = mf.tokens
+    results["prune_plan_ms"], plan = timed(lambda: plan_prune(Vault.open(root)), runs=3)
+    results["prune_plan_actions"] = len(plan.actions)
+    results["prune_plan_process_ms"] = process_ms(
+        ["--vault", str(root), "prune", "--dry-run", "--json"], 3
+    )
+    if record:
+        save_record(f"lifecycle-{notes}", results)
+    for key, value in results.items():
+        print(f"{key:34} {value:.1f}" if isinstance(value, float) else f"{key:34} {value}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    parser.add_argument(
+        "--plans-only",
+        type=Path,
+        metavar="VAULT",
+        help="only MEMORY.md generation and prune planning (in-process, and `vb prune "
+        "--dry-run` as a process), on this indexed vault, which is left as it is",
+    )
     add_record_option(parser)
     args = parser.parse_args()
+    if args.plans_only is not None:
+        return plans_only(args.plans_only.resolve(), args.record)
     root = (args.out / f"lifecycle-{args.notes}").resolve()
     if root.exists():
         shutil.rmtree(root)

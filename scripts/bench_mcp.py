@@ -16,6 +16,8 @@ The vault is generated with scripts/gen_vault.py and indexed with `vb --vault X 
 * the same steps in-process (no MCP), to show where a round trip's time goes: a stat-scan
   reconcile (what a one-shot command pays; the server has the keeper instead), the search,
   and record + index refresh (done by the server behind the answer);
+* the server's resident memory after the warm searches (VmRSS and its peak VmHWM, from
+  /proc/<pid>/status);
 * the floors: `python -c pass` and `python -c "import mcp.server.mcpserver"`.
 
 Prints a table and writes OUT/mcp.json. The searches bump access counters in the cached vault
@@ -39,10 +41,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
-from bench_common import add_record_option, log, percentile, save_record
+from bench_common import (
+    add_record_option,
+    child_pids,
+    log,
+    percentile,
+    process_memory_mb,
+    save_record,
+)
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS = {"start_to_first_call_s": 1.0, "warm_search_p50_ms": 20.0}
+TARGETS = {"start_to_first_call_s": 1.0, "warm_search_p50_ms": 20.0}  # (at 10k notes)
 
 
 def prepare_vault(out: Path, notes: int, seed: int, regenerate: bool) -> Path:
@@ -95,7 +104,21 @@ async def first_call(vault: Path, query: str) -> float:
     return elapsed
 
 
-async def warm_calls(vault: Path, queries: list[str], warmup: int) -> tuple[list[float], int]:
+def server_memory_mb() -> dict[str, float]:
+    """The resident memory of the `vb mcp` process this one started (see `process_memory_mb`)."""
+    for pid in child_pids():
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp" in cmdline:
+            return process_memory_mb(pid)
+    return {}
+
+
+async def warm_calls(
+    vault: Path, queries: list[str], warmup: int
+) -> tuple[list[float], int, dict[str, float]]:
     from mcp import Client
 
     times: list[float] = []
@@ -110,7 +133,8 @@ async def warm_calls(vault: Path, queries: list[str], warmup: int) -> tuple[list
             if n >= warmup:
                 times.append(elapsed)
                 empty += not (result.structured_content or {}).get("results")
-    return times, empty
+        memory = server_memory_mb()  # (still serving: after every search)
+    return times, empty, memory
 
 
 def in_process(vault: Path, queries: list[str]) -> dict[str, float]:
@@ -171,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"{args.starts} cold starts ...")
     starts = [asyncio.run(first_call(vault, queries[n % len(queries)])) for n in range(args.starts)]
     log(f"{args.queries} warm searches ...")
-    times, empty = asyncio.run(warm_calls(vault, queries[args.warmup :], args.warmup))
+    times, empty, memory = asyncio.run(warm_calls(vault, queries[args.warmup :], args.warmup))
     log("in-process breakdown ...")
     steps = in_process(vault, queries[args.warmup : args.warmup + 100])
 
@@ -187,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "warm_search_queries": len(times),
         "warm_search_empty": empty,
         "in_process": steps,
+        "server_rss_mb": memory.get("rss_mb"),
+        "server_peak_rss_mb": memory.get("peak_rss_mb"),
         "python_startup_s": python_s,
         "mcp_sdk_import_s": sdk_s,
         "machine": {
@@ -213,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("  in process: reconcile p50", f"{steps['reconcile_ms_p50']:.2f} ms", ""),
         ("  in process: search p50", f"{steps['search_ms_p50']:.2f} ms", ""),
         ("  behind the answer: record + refresh p50", f"{steps['record_ms_p50']:.2f} ms", ""),
+        ("vb mcp resident memory, peak", f"{memory.get('peak_rss_mb', float('nan')):.0f} MB", ""),
         ("python -c pass", f"{python_s:.3f} s", ""),
         ("python -c 'import mcp.server.mcpserver'", f"{sdk_s:.3f} s", ""),
     ]  # fmt: skip

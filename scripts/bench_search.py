@@ -15,7 +15,8 @@ these are measured:
   on the same `.vb/index` (BM25F, top 10) vs. a minimal SQLite FTS5 script (the FTS5
   table is built once, and that build is timed too); runs are interleaved;
 * edit-to-searchable under `vb watch -q`: atomic saves (temp file + os.replace) of a
-  unique token into a note, polled with the in-process searcher until found;
+  unique token into a note, polled with the in-process searcher until found; then the
+  watcher's resident memory (VmRSS, and its peak VmHWM, from /proc/<pid>/status);
 * `vb --help` wall time (with `python -c pass` as the interpreter floor).
 
 Targets are judged on wall time; CPU time (user+sys of this process for in-process measures,
@@ -52,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
-from bench_common import add_record_option, log, percentile, save_record
+from bench_common import add_record_option, log, percentile, process_memory_mb, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -631,7 +632,7 @@ def measure_watch(
     batch_seconds: list[float] = []
     misses = 0
     started_at = time.perf_counter()
-    with watcher(vault, startup_timeout):
+    with watcher(vault, startup_timeout) as proc:
         startup = time.perf_counter() - started_at
         searcher = v.searcher
         for n in range(rounds):
@@ -661,6 +662,7 @@ def measure_watch(
                     break
                 time.sleep(0.01)
             time.sleep(0.3)  # let the debounce window close before the next save
+        memory = process_memory_mb(proc.pid)  # (after the rounds: its searcher is warm)
     if not latencies:
         raise BenchError("no edit became searchable under vb watch")
     return {
@@ -673,6 +675,8 @@ def measure_watch(
         "watch_batch_p50_ms": ms(percentile(batch_seconds, 50)) if batch_seconds else None,
         "watch_batch_p95_ms": ms(percentile(batch_seconds, 95)) if batch_seconds else None,
         "watch_startup_s": round(startup, 3),
+        "watch_rss_mb": memory.get("rss_mb"),
+        "watch_peak_rss_mb": memory.get("peak_rss_mb"),
     }
 
 
@@ -795,6 +799,7 @@ def format_table(results: dict[str, Any]) -> str:
         ("watch edit-to-searchable p50 (ms)", f"{results.get(f'{w}_p50_ms', '-')}"),
         ("watch batch time in vb p50 (ms)", f"{results.get('watch_batch_p50_ms', '-')}"),
         ("watch batch time in vb p95 (ms)", f"{results.get('watch_batch_p95_ms', '-')}"),
+        ("vb watch resident memory, peak (MB)", f"{results.get('watch_peak_rss_mb', '-')}"),
         ("python -c pass (ms)", f"{results.get('python_startup_ms', '-')}"),
     ]
     width = max(len(label) for label, *_ in [*rows, *extra])

@@ -7,8 +7,10 @@ Whoosh script and a minimal SQLite FTS5 script answering the same queries.
 Each figure is the p50 wall time of whole processes (interleaved, after one untimed run
 each). The reference scripts are bench_search.py's (the same index for Whoosh; an FTS5 table
 built once). Targets (issue 14): with the watcher <= 2x the FTS5 script, without it <= 1.3x
-the minimal Whoosh script. The script also checks that the warm answers are the in-process
-ones, byte for byte, and that the watcher answered every warm run.
+the minimal Whoosh script. The watcher's resident memory (VmRSS, and its peak VmHWM, from
+/proc/<pid>/status) is read after it answered the warm runs. The script also checks that the
+warm answers are the in-process ones, byte for byte, and that the watcher answered every warm
+run.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_vault
-from bench_common import add_record_option, save_record
+from bench_common import add_record_option, process_memory_mb, save_record
 from bench_search import FTS_BUILD, FTS_QUERY, MIN_WHOOSH, BenchError, child_env, run_timed
 
 TIMEOUT = 600.0
@@ -109,6 +111,7 @@ def main() -> int:
         before = warm_searches(root)
         warm = p50(root, {"vb_warm": search, **refs}, queries, args.runs)
         answered = warm_searches(root) - before
+        memory = process_memory_mb(watch.pid)  # (after answering every warm search)
     finally:
         watch.terminate()
         watch.wait(timeout=30)
@@ -137,6 +140,8 @@ def main() -> int:
         "warm_vs_fts5": round(t["vb_warm"] / warm["p50_ms"]["fts5"], 3),
         "warm_target": 2.0,
         "identical_output": True,
+        "watch_rss_mb": memory.get("rss_mb"),
+        "watch_peak_rss_mb": memory.get("peak_rss_mb"),
     }
     if args.record:
         figures = {k: v for k, v in result.items() if not k.endswith("_target")}

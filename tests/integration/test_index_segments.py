@@ -96,3 +96,28 @@ def test_writers_name_segments_apart_even_when_the_process_seeds_random(tmp_path
     with ix.searcher() as searcher:
         assert searcher.doc_count() == 3
     assert len({segment.segment_id() for segment in ix._segments()}) == 3
+
+
+def test_a_rebuild_in_batches_holds_every_note_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of notes are indexed in batches (`store.BATCH`), each its own commit, the
+    next one read while one commits: the index holds every note once, as one batch would,
+    and a later change to a note of the first batch replaces its document."""
+    from vault_brain.storage.index import store
+
+    paths = make_vault(tmp_path / "v", notes=2_300)
+    monkeypatch.setattr(store, "BATCH", 1_000)  # 3 batches (a rebuild of >= 2,000 notes)
+    index = Index(paths)
+    result = index.rebuild()
+    assert result.total == 2_300
+    assert segment_count(index) > 2  # (two writer processes, one segment each, per batch)
+    found = rows(index)
+    assert len(found) == 2_300 and index.searcher().doc_count() == 2_300
+    assert json.loads(paths.manifest.read_text(encoding="utf-8"))["files"].keys() == found.keys()
+    touch(paths, 3, 7)
+    assert index.reconcile().updated == ["entities/projects/note-3.md"]
+    assert rows(index)["entities/projects/note-3.md"]["access_count"] == 7
+    assert index.searcher().doc_count() == 2_300
+    hits = Searcher(index, load_policy(paths)).search("quokka 2299", k=3)
+    assert hits[0].path == "entities/projects/note-2299.md"

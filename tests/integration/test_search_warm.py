@@ -24,6 +24,7 @@ from vault_brain.app.memory.vault import Vault
 from vault_brain.app.runtime.proxy import recall
 from vault_brain.domain.gate.redaction import redact_spans
 from vault_brain.domain.notes.model import Filters
+from vault_brain.storage.index import bm25
 from vault_brain.storage.index.schema import TEXT_FIELDS
 from vault_brain.storage.index.search import Hit, Searcher
 from vault_brain.storage.tokens import get_counter
@@ -111,6 +112,21 @@ def test_warm_search_returns_exactly_what_the_reference_does(root: Path) -> None
     write(root, "entities/people/ann-0.md", "user:ann", "Ann moved the whole note elsewhere.")
     Vault.open(root).reconcile()
     assert same(vault) > 200
+
+
+def test_the_terms_left_out_by_their_bound_change_no_hit(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MaxScore (`bm25.top_docs`) stops adding up a term's postings once its bound cannot
+    bring a document into the top, and looks that term up for the documents left: by
+    skipping through its postings, or in the postings kept. At 500 notes the frequent words
+    are too short for either; with both forced, the hits are still the reference's."""
+    monkeypatch.setattr(bm25, "_WORTH_A_CHECK", 0)  # the top is checked before every term
+    for skip_cost in (0, 10**9):  # looked up by skipping, then in the postings kept
+        monkeypatch.setattr(bm25, "_SKIP_COST", skip_cost)
+        vault = Vault.open(root)
+        vault.reconcile()
+        assert same(vault) > 200
 
 
 def test_an_edit_is_seen_by_the_next_search_after_a_reconcile(root: Path) -> None:

@@ -88,29 +88,40 @@ def visible_files(
     """Every file under `root` a person sees, as (its entry, its path relative to `root`), by
     one walk of `os.scandir`: hidden files and folders are left out (`hidden(name, path)` is
     told of each), as are the top folders named in `skip_top`; a symlink to a folder is not
-    followed (it is yielded as a file: the caller decides what to do with links)."""
+    followed (it is yielded as a file: the caller decides what to do with links).
+
+    Each folder is listed through a descriptor of its own, so an entry's `stat()` looks its
+    name up in that folder rather than walking the whole path again (at 100,000 notes, a
+    third of a walk's stat calls); an entry's `path` is therefore only its name: the file's
+    path is `root` joined with the relative path."""
     stack = [(root, "")]
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     while stack:
         folder, prefix = stack.pop()
         try:
-            entries = os.scandir(folder)
+            fd = os.open(folder, flags)
         except OSError:
             continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    if hidden is not None:
-                        hidden(name, entry.path)
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not is_dir:
-                    yield entry, prefix + name
-                elif prefix or name not in skip_top:
-                    stack.append((entry.path, f"{prefix}{name}/"))
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name[0] == ".":
+                        if hidden is not None:
+                            hidden(name, os.path.join(folder, name))
+                        continue
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not is_dir:
+                        yield entry, prefix + name
+                    elif prefix or name not in skip_top:
+                        stack.append((os.path.join(folder, name), f"{prefix}{name}/"))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def _outside(paths: VaultPaths, path: Path) -> tuple[str, str] | None:

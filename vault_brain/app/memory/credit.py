@@ -322,20 +322,19 @@ def _locate(vault: Vault, note_id: str, rel: str | None) -> str | None:
 def credit_rows(vault: Vault, at: dt.datetime | None = None) -> list[dict[str, Any]]:
     """Every live note with its stored and effective credit, from the index's row column."""
     now_ts = (at or now()).timestamp()
-    policy = vault.policy
+    initial, decay = vault.policy.initial_score, vault.policy.decay_rate  # (read once)
     vault.reconcile()
     rows = []
     for docnum, row in vault.index.rows():
         credit = row.get("credit")
-        score = stored_score(credit, policy.initial_score)
+        score = stored_score(credit, initial)
         row.update(
             docnum=docnum,
             pinned=bool(row.get("pinned")),
             scored=is_scored(credit),
             credit=score,
             effective=round(
-                effective_score(score, days_since(row.get("ref_ts"), now_ts), policy.decay_rate),
-                4,
+                effective_score(score, days_since(row.get("ref_ts"), now_ts), decay), 4
             ),
             access_count=int(row.get("access_count") or 0),
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 from typing import Any
 
 from vault_brain.app.memory.credit import credit_rows
@@ -125,17 +126,19 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     # their scope, reached by retrieval in that conversation), and no private one (`private:
     # true`, what `--allow-secret` stores, or a path in `private_paths`: the index's row says
     # which; the person's own `vb search` alone finds them)
-    rows = sorted(
-        (
-            r
-            for r in credit_rows(vault)
-            if r.get("scope", GLOBAL) == GLOBAL
-            and not r.get("private")
-            # a superseded note's fact was replaced by a newer note's: only the current one
-            and not r.get("superseded")
-        ),
-        key=lambda r: (not r["pinned"], -r["effective"], r["path"]),
-    )
+    rows = [
+        r
+        for r in credit_rows(vault)
+        if r.get("scope", GLOBAL) == GLOBAL
+        and not r.get("private")
+        # a superseded note's fact was replaced by a newer note's: only the current one
+        and not r.get("superseded")
+    ]
+    # pinned first, then by effective credit, then by path: three stable sorts on one key
+    # each (a tuple per note made the sort a sixth of the time at 100,000 notes)
+    rows.sort(key=itemgetter("path"))
+    rows.sort(key=itemgetter("effective"), reverse=True)
+    rows.sort(key=lambda r: not r["pinned"])
     # Greedy fill by priority; each entry's own count (+1 for its line break) is an upper bound
     # on what it adds, and the final text is counted again and trimmed if ever over budget.
     reserve = counter.count(_render([], len(rows))) + 16

@@ -7,15 +7,16 @@ A stat scan of the vault (one walk, no reads) compared with the manifest's rows
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 
 from vault_brain.domain.sync.trust import where_no_note_lives
 from vault_brain.storage.files import dead_temp_file, remove_dead_temps, visible_files
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths, is_note_path
-from vault_brain.storage.regular import is_regular
 
 
 def is_note_name(name: str) -> bool:
@@ -50,18 +51,33 @@ def scan(paths: VaultPaths) -> dict[str, list[int]]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
 
-    for entry, rel in visible_files(root, IGNORED_DIRS, hidden):
-        if not is_note_path(rel):
-            continue  # (is_note_name: the name is not hidden, checked by the walk)
-        try:
-            if entry.is_symlink() and not inside_vault(entry.path, real_root):
-                continue  # a link out of the vault is never read
-            st = entry.stat()
-        except OSError:
-            continue
-        if is_regular(st):  # (a FIFO or device named like a note is never read)
-            found[rel] = [st.st_mtime_ns, st.st_size]
+    with bulk_allocation():
+        for entry, rel in visible_files(root, IGNORED_DIRS, hidden):
+            if not is_note_path(rel):
+                continue  # (is_note_name: the name is not hidden, checked by the walk)
+            try:
+                if entry.is_symlink() and not inside_vault(os.path.join(root, rel), real_root):
+                    continue  # a link out of the vault is never read
+                st = entry.stat()
+            except OSError:
+                continue
+            if S_ISREG(st.st_mode):  # (a FIFO or device named like a note is never read)
+                found[rel] = [st.st_mtime_ns, st.st_size]
     return found
+
+
+@contextlib.contextmanager
+def bulk_allocation() -> Iterator[None]:
+    """Python's cycle collector paused while a walk or a manifest makes one small list per
+    note: none of them can form a cycle, and at 100,000 notes the collections it would
+    otherwise run over every object the process holds were a third of a reconcile."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # manifest file -> (its stat, its files) as this process last read or wrote it

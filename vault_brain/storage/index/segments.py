@@ -60,5 +60,8 @@ def row_column(reader: Any) -> Any:
 
 
 def fast_writer(ix: Any) -> Any:
-    """A writer for thousands of documents (two processes, one segment each)."""
-    return writer(ix, limitmb=256, procs=min(2, os.cpu_count() or 1), multisegment=True)
+    """A writer for thousands of documents (two processes, one segment each). Each process
+    sorts its postings in memory up to `limitmb` (Whoosh's estimate), and past it in runs
+    on disk merged at the commit, which costs more than the sorting: 512 MB holds the
+    postings of `store.BATCH` notes shared by the two (about 400 MB of memory each)."""
+    return writer(ix, limitmb=512, procs=min(2, os.cpu_count() or 1), multisegment=True)
