@@ -372,21 +372,22 @@ def run(
     size_before = repo_bytes(bare)
     started = time.time()
     until = started + minutes * 60
-    procs = [
-        subprocess.Popen(
-            [
-                *(sys.executable, __file__, "--agent", str(i), "--out", str(out)),
-                *("--until", str(until), "--seed", str(seed), "--pause", str(pause)),
-                *("--sync-every", str(sync_every), "--retry-for", str(retry_for)),
-            ],
-            env={**env, "VB_MACHINE": machine(i)},
-            stdout=subprocess.DEVNULL,
-            stderr=open(out / f"{machine(i)}.log", "w"),  # noqa: SIM115 (closed with the process)
-        )
-        for i in range(agents)
-    ]
-    log(f"{agents} agents running for {minutes:g} min")
-    failed = [p.args for p in procs if p.wait() != 0]
+    with contextlib.ExitStack() as logs:
+        procs = [
+            subprocess.Popen(
+                [
+                    *(sys.executable, __file__, "--agent", str(i), "--out", str(out)),
+                    *("--until", str(until), "--seed", str(seed), "--pause", str(pause)),
+                    *("--sync-every", str(sync_every), "--retry-for", str(retry_for)),
+                ],
+                env={**env, "VB_MACHINE": machine(i)},
+                stdout=subprocess.DEVNULL,
+                stderr=logs.enter_context(open(out / f"{machine(i)}.log", "w")),
+            )
+            for i in range(agents)
+        ]
+        log(f"{agents} agents running for {minutes:g} min")
+        failed = [p.args for p in procs if p.wait() != 0]
     ended = time.time()
     landed = int(git("rev-list", "--count", "main", cwd=bare)) - seed_commits
     log(f"agents done in {ended - started:.0f} s; {landed} commits landed; converging")
