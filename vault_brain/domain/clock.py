@@ -4,6 +4,7 @@ the microsecond for `last_accessed`, see `access_stamp`)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 
 def now() -> dt.datetime:
@@ -50,3 +51,17 @@ def days_between(earlier: dt.datetime | None, later: dt.datetime) -> float:
 def days_since(epoch_seconds: float | None, now_ts: float) -> float:
     """Days from an epoch timestamp to now (0 when unknown or in the future)."""
     return 0.0 if epoch_seconds is None else max(0.0, (now_ts - epoch_seconds) / 86400.0)
+
+
+_DAY_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def day_of_folder(name: str) -> dt.date | None:
+    """The day a folder of transcripts is named after (`sessions/2026-11-27/`: where new
+    transcripts go once sessions/ is full, `storage.paths.SHARD_AT`), else None."""
+    if not _DAY_FOLDER.fullmatch(name):
+        return None
+    try:
+        return dt.date.fromisoformat(name)
+    except ValueError:
+        return None

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from vault_brain.domain.clock import day_of_folder
 from vault_brain.domain.errors import VaultMissingError
 from vault_brain.domain.sessions.records import check_session_id
-from vault_brain.domain.sync.merge import machine_label
+from vault_brain.domain.sync.merge import is_note_path, machine_label
 from vault_brain.storage.vault_root import MARKER, SOCKET_NAME, locate, machine_cache
 
-__all__ = ["MARKER", "VaultPaths", "find_vault", "machine_cache"]
+__all__ = ["MARKER", "VaultPaths", "find_vault", "is_note_path", "machine_cache"]
 
 # Folders that never hold memories: vb's own cache, git, Obsidian settings, trash,
 # transcripts and logs (JSONL, not notes).
@@ -34,7 +34,6 @@ SHARD_AT = 2000
 dated subfolders (`sessions/2026-11-27/`, `episodes/2026-11/27/`): a team of agents writes
 thousands a month, and git, Obsidian and file systems slow down in folders that large.
 Nothing moves: a file stays where it was written, and is found there."""
-_DAY_SHARD = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _entries(folder: Path) -> tuple[list[str], int]:
@@ -46,7 +45,7 @@ def _entries(folder: Path) -> tuple[list[str], int]:
         with os.scandir(folder) as it:
             for entry in it:
                 count += 1
-                if _DAY_SHARD.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                if day_of_folder(entry.name) and entry.is_dir(follow_symlinks=False):
                     shards.append(entry.name)
     except OSError:
         pass
@@ -81,12 +80,6 @@ def episode_folder(paths: VaultPaths, moment: str) -> str:
 def episode_places(moment: str, name: str) -> list[str]:
     """Where an episode named `name` of `moment` may have been written (vault-relative)."""
     return [f"{folder}/{name}" for folder in _episode_folders(moment)]
-
-
-def is_note_path(rel: str) -> bool:
-    """A Markdown file (vault-relative) that can be a note: not MEMORY.md or STRATEGY.md at
-    the root."""
-    return rel.lower().endswith(".md") and rel not in ROOT_NON_NOTES
 
 
 @dataclass(frozen=True)

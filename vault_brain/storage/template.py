@@ -77,8 +77,13 @@ def init_vault(target: Path, adopt: bool = False) -> InitResult:
                 continue
             atomic_write(dest, (folder / name).read_bytes())
             result.created.append(rel)
-    # .vb/ ignores itself, so git never sees the cache even when --adopt kept the user's .gitignore
-    atomic_write(target / ".vb" / ".gitignore", "*\n")
+    hide_machine_state(target)
     result.git = init_repo(target, commit=not existing, adopt=adopt)
     install_drivers_at(target)
     return result
+
+
+def hide_machine_state(root: Path) -> None:
+    """`.vb/` ignores itself, so git never sees the cache (the index, the locks) whatever the
+    vault's .gitignore says: one an adopted folder kept, or one a remote brought."""
+    atomic_write(root / ".vb" / ".gitignore", "*\n")

@@ -30,11 +30,10 @@ from vault_brain.domain.errors import UsageError, VaultBrainError
 from vault_brain.domain.sync import sparse as plan
 from vault_brain.domain.sync.merge import is_note_path
 from vault_brain.storage.env import Environment
-from vault_brain.storage.files import atomic_write
 from vault_brain.storage.git import guard
 from vault_brain.storage.git import sparse as sp
 from vault_brain.storage.git import sync as g
-from vault_brain.storage.paths import VaultPaths
+from vault_brain.storage.template import hide_machine_state
 
 Say = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -232,14 +231,10 @@ def _check_trusted(root: Path) -> None:
 def _set_up(root: Path) -> list[str]:
     """vb's merge drivers and attributes, as `vb sync` installs them; what the remote's
     .gitattributes would change (vb's rules win) as warnings."""
-    # .vb/ ignores itself, as `vb init` makes it: git never sees the index whatever the
-    # remote's .gitignore says
-    atomic_write(VaultPaths(root).vb_dir / ".gitignore", "*\n")
+    hide_machine_state(root)
     repo = g.open_repo(root)
     try:
-        g.ensure_attributes(root)
-        g.install_drivers(repo)
-        guard.install_info_attributes(repo, root)
+        guard.set_up_merging(repo, root)
         return guard.overrides(repo, root, "HEAD")
     finally:
         repo.close()

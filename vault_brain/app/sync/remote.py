@@ -367,9 +367,7 @@ def _sync(
     notices: list[str] = []
     clear_stale_index_lock(Path(repo.git_dir), g.top(repo), notices.append)
     s = Syncer(vault, repo, remote, say)
-    g.ensure_attributes(vault.root)
-    g.install_drivers(repo)
-    guard.install_info_attributes(repo, vault.root)
+    guard.set_up_merging(repo, vault.root)
     resumed = g.merge_in_progress(repo)
     if resumed:  # left by a kill, or by a vb that did not check what it merged
         s.refuse_untrusted("MERGE_HEAD", "the interrupted merge")

@@ -343,9 +343,10 @@ class ChangeCounts:
 
 
 def is_note_path(rel: str) -> bool:
-    """A memory note (not a log, transcript, MEMORY.md or STRATEGY.md), by its path."""
+    """A memory note (not a log, transcript, MEMORY.md or STRATEGY.md), by its path
+    (vault-relative; `.md` in any case, as Obsidian takes it)."""
     return (
-        rel.endswith(".md")
+        rel.lower().endswith(".md")
         and not rel.startswith(("logs/", "sessions/", "."))
         and rel not in ("MEMORY.md", "STRATEGY.md")
     )

@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
+from vault_brain.domain.clock import day_of_folder
+
 _SPECIAL = frozenset("*?[]\\")
 
 
@@ -29,10 +31,7 @@ def shard_day(path: str) -> dt.date | None:
     parts = path.split("/")
     if len(parts) != 3 or parts[0] != "sessions":
         return None
-    try:
-        return dt.date.fromisoformat(parts[1])
-    except ValueError:
-        return None
+    return day_of_folder(parts[1])
 
 
 def recent_transcripts(

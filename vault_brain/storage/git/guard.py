@@ -21,6 +21,7 @@ from vault_brain.storage.files import atomic_write
 from vault_brain.storage.git.sync import (
     ATTRIBUTES,
     GitError,
+    ensure_attributes,
     install_drivers,
     open_repo,
     top,
@@ -114,6 +115,15 @@ def info_attributes_text(prefix: str) -> str:
         lines.append(f"{pattern} {attrs}")
     lines.append(INFO_END)
     return "\n".join(lines) + "\n"
+
+
+def set_up_merging(repo: Any, vault_root: Path) -> None:
+    """What a clone needs to merge vb's files vb's way: the vault's .gitattributes declares
+    vb's drivers, the clone's .git/config runs them and its .git/info/attributes pins them
+    (`vb sync` and `vb clone`)."""
+    ensure_attributes(vault_root)
+    install_drivers(repo)
+    install_info_attributes(repo, vault_root)
 
 
 def install_info_attributes(repo: Any, vault_root: Path) -> bool:

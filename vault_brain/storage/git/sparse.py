@@ -22,15 +22,12 @@ from pathlib import Path
 from vault_brain.domain.errors import ExistsError, VaultBrainError
 from vault_brain.domain.sync.sparse import escape
 from vault_brain.storage.files import atomic_write
+from vault_brain.storage.git import GitError
 from vault_brain.storage.paths import VaultPaths
 
 MIN_GIT = (2, 35)
 """`git sparse-checkout set --no-cone` (2.35); partial clone and lazy fetch are older."""
 _SCP = re.compile(r"^[\w.-]+@?[\w.-]*:")  # user@host:path, git's scp-like form
-
-
-class GitError(VaultBrainError):
-    """git refused a step of a clone or a fetch."""
 
 
 def _git(

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.sync.merge import machine_of, with_trailers
 from vault_brain.domain.sync.trust import Entry
 from vault_brain.storage.files import TEMP_SUFFIX, atomic_write
-from vault_brain.storage.git import sparse
+from vault_brain.storage.git import GitError, sparse
 
 ATTRIBUTES_HEADER = "# vb's merge drivers"
 # merge attribute -> the kind git's driver (`interfaces.git_merge`) is given
@@ -54,10 +53,6 @@ sessions/sessions.json merge=vb-ours
 """
 # git never asks for a password or a host key on a terminal nobody watches
 _QUIET_NETWORK = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
-
-
-class GitError(VaultBrainError):
-    """git refused a step of a sync."""
 
 
 def detail(exc: BaseException) -> str:
