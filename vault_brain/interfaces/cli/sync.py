@@ -15,6 +15,7 @@ from vault_brain.domain.text import plural
 from vault_brain.interfaces.cli.app import app, open_api, report_error, state
 from vault_brain.interfaces.cli.options import JsonOpt
 from vault_brain.interfaces.cli.output import emit, json_line
+from vault_brain.interfaces.cli.progress import on_terminal
 
 if TYPE_CHECKING:
     from vault_brain.app.api import MemoryAPI
@@ -22,6 +23,18 @@ if TYPE_CHECKING:
     from vault_brain.app.sync.remote import SyncResult
 
 MAX_LISTED = 10  # notes named after "received N commits"
+
+
+def _teller(as_json: bool) -> Callable[[str], None]:
+    """What a long command says it is doing: a `vb: ...` line on a terminal, nothing when
+    piped or with --json."""
+    shown = on_terminal(as_json)
+
+    def say(text: str) -> None:
+        if shown:
+            sys.stderr.write(f"vb: {text}\n")
+
+    return say
 
 
 def render_sync(result: SyncResult) -> str:
@@ -119,12 +132,7 @@ def sync(
     Says what it did: what it committed, the commits it received (and the notes they
     changed), conflict copies it wrote, and what it pushed. Without a remote it commits
     here and says how to add one."""
-    quiet = as_json or not sys.stderr.isatty()
-
-    def say(text: str) -> None:
-        if not quiet:
-            sys.stderr.write(f"vb: {text}\n")
-
+    say = _teller(as_json)
     api = open_api()
     if every is None:
         result = api.sync(remote, say, retry_for)
@@ -203,12 +211,7 @@ def clone(
     from vault_brain.app.sync.clone import clone_vault  # lazy: start-up
     from vault_brain.interfaces.cli.progress import progress_bar
 
-    quiet = as_json or not sys.stderr.isatty()
-
-    def say(text: str) -> None:
-        if not quiet:
-            sys.stderr.write(f"vb: {text}\n")
-
+    say = _teller(as_json)
     with progress_bar("indexing", enabled=not as_json) as bar:
         result = clone_vault(url, folder, recent, state().env, say, bar)
     emit(result, as_json, render_clone(result))
