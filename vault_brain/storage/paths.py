@@ -122,15 +122,14 @@ class VaultPaths:
         checked first, so it can never name another file."""
         name = f"{check_session_id(session_id)}.jsonl"
         flat = self.sessions_dir / name
-        if flat.exists():
-            return flat
+        today = self.sessions_dir / dt.date.today().isoformat() / name
+        if flat.exists() or today.exists():  # (no listing of sessions/ for a live session)
+            return flat if flat.exists() else today
         shards, count = _entries(self.sessions_dir)
         for shard in shards:
             if (self.sessions_dir / shard / name).exists():
                 return self.sessions_dir / shard / name
-        if count < SHARD_AT:
-            return flat
-        return self.sessions_dir / dt.date.today().isoformat() / name
+        return flat if count < SHARD_AT else today
 
     def transcripts(self) -> Iterator[Path]:
         """Every `*.jsonl` in sessions/ and its day shards (sorted within each folder; not
