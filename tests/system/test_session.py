@@ -46,9 +46,10 @@ def commits(vault: Path) -> list[str]:
     return git("log", "--format=%s", cwd=vault).splitlines()
 
 
-def containers(vault: Path) -> list[str]:
+def containers(vault: Path, running: bool = False) -> list[str]:
+    """The vault's session containers (all of them, or the running ones only)."""
     out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=vb.vault={vault}"],
+        ["docker", "ps", "-q" if running else "-aq", "--filter", f"label=vb.vault={vault}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return out.stdout.split()
@@ -155,8 +156,9 @@ def _start(vault: Path, workspace: Path) -> subprocess.Popen[str]:
 
 
 def _wait_for_container(vault: Path) -> str:
+    """The session's container once it runs (one still being created cannot be killed)."""
     deadline = time.monotonic() + 60
-    while not (found := containers(vault)):
+    while not (found := containers(vault, running=True)):
         assert time.monotonic() < deadline, "the session's container never started"
         time.sleep(0.2)
     return found[0]
