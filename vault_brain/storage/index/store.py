@@ -26,6 +26,7 @@ from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.notes.model import Filters, Note, note_from_parsed
 from vault_brain.domain.notes.renames import moves_between
 from vault_brain.storage.files import atomic_write, file_lock, io_error, write_cache
+from vault_brain.storage.index import mapped
 from vault_brain.storage.index.renames import record_moves
 from vault_brain.storage.index.scan import (
     ReconcileResult,
@@ -162,7 +163,7 @@ class Index:
         self.close()
         self._ix = None
         try:
-            self._ix = windex.open_dir(str(self.paths.index_dir(name)))
+            self._ix = mapped.open_dir(str(self.paths.index_dir(name)))
         except Exception as exc:  # a damaged cache is rebuilt, never fatal
             raise _CorruptIndex(str(exc)) from exc
         self._generation = name
