@@ -123,3 +123,8 @@ class MappedStorage(FileStorage):
 def open_dir(path: str) -> Any:
     """The Whoosh index in `path`, read through `MappedStorage`."""
     return MappedStorage(path).open_index()
+
+
+def create_in(path: str, schema: Any) -> Any:
+    """A new, empty Whoosh index in `path`, read through `MappedStorage`."""
+    return MappedStorage(path).create_index(schema)

@@ -14,7 +14,8 @@ import os
 import secrets
 from typing import Any
 
-from whoosh.codec.whoosh3 import W3Codec, W3Segment
+from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader, W3Segment
+from whoosh.util.numeric import byte_to_length
 from whoosh.writing import MERGE_SMALL
 
 MAX_UNMERGED = 24  # segments a `merge_later` commit leaves before it merges anyway
@@ -28,6 +29,42 @@ class Codec(W3Codec):
 
     def new_segment(self, storage: Any, indexname: str) -> W3Segment:
         return W3Segment(self, indexname, segid=secrets.token_hex(8))
+
+    def per_document_reader(self, storage: Any, segment: Any) -> W3PerDocReader:
+        # (only writers use this codec: readers take the codec a segment names, Whoosh's)
+        return _WrittenLengths(storage, segment)
+
+
+class _WholeColumn:
+    """A lengths column read whole, as it is stored: Whoosh 3's `LENGTHS_COLUMN` holds a byte
+    per document (a quantised length, 0 for none) up to the last document with one; those
+    after it have the column's default, 0."""
+
+    def reader(self, dbfile: Any, basepos: int, length: int, doccount: int) -> bytes:
+        return bytes(dbfile.get(basepos, length))
+
+
+class _WrittenLengths(W3PerDocReader):
+    """The per-document reader a writer hands its postings writer, which asks each posting's
+    field length (for the length bounds each block of postings keeps): Whoosh reads each
+    through a column reader (a few µs each: at 100,000 notes, 14 million postings and a sixth
+    of an index build's time). Here each field's lengths are read once, whole, and indexed."""
+
+    def __init__(self, storage: Any, segment: Any) -> None:
+        super().__init__(storage, segment)
+        self._whole: dict[str, bytes] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: Any = 0) -> Any:
+        if docnum > self._doccount:
+            raise IndexError(f"Asked for docnum {docnum} of {self._doccount}")
+        found = self._whole.get(fieldname)
+        if found is None:
+            column = f"_{fieldname}_len"  # (Whoosh 3's name for a field's lengths column)
+            if not self.has_column(column):
+                return default
+            found = self._whole[fieldname] = self.column_reader(column, _WholeColumn())
+        quantised = found[docnum] if docnum < len(found) else 0
+        return byte_to_length(quantised) if quantised else None  # (as Whoosh's reader)
 
 
 def writer(ix: Any, **options: Any) -> Any:

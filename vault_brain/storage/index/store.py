@@ -174,7 +174,7 @@ class Index:
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        return windex.create_in(str(folder), build_schema())
+        return mapped.create_in(str(folder), build_schema())
 
     def _usable(self, manifest: Manifest | None = None) -> bool:
         """True if the index opens and can be searched; a missing or damaged one is rebuilt."""
