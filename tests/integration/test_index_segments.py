@@ -157,9 +157,7 @@ def test_the_writers_lengths_make_the_segment_whooshs_own_would(tmp_path: Path) 
         writer.commit()
         (segment,) = ix._segments()
         compound = segment.open_compound_file(ix.storage)
-        parts.append(
-            {n.split(".", 1)[1]: compound.open_file(n).read() for n in compound.list()}
-        )
+        parts.append({n.split(".", 1)[1]: compound.open_file(n).read() for n in compound.list()})
         compound.close()
     plain, ours = parts
     assert set(plain) == set(ours) and {"pst", "trm", "_body_len.col"} <= set(plain)
