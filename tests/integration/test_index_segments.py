@@ -123,19 +123,32 @@ def test_a_rebuild_in_batches_holds_every_note_once(
     assert hits[0].path == "entities/projects/note-2299.md"
 
 
-def test_the_writers_lengths_make_the_segment_whooshs_own_would(tmp_path: Path) -> None:
-    """The writer's per-document lengths (read whole, `segments._WrittenLengths`) give every
-    postings block the length bounds Whoosh's own reader gives it: each part of a segment
-    written by `segments.writer` holds the bytes of one written by Whoosh's plain writer, for
-    documents with empty fields, long fields and fields absent from most documents."""
+def test_vbs_indexing_writes_the_segment_whooshs_own_would(tmp_path: Path) -> None:
+    """vb's index writing (the analyzer's one loop, `NoteText`'s counting, the writer's
+    lengths read whole: `segments._WrittenLengths`) writes every part of a segment with the
+    bytes Whoosh's own writer, TEXT fields and StemmingAnalyzer chain write, for documents
+    with empty fields, long fields, fields most documents lack, mixed case and Unicode."""
     import random
 
     from whoosh import index as windex
+    from whoosh.analysis import StemmingAnalyzer
+    from whoosh.fields import TEXT, Schema
 
-    from vault_brain.storage.index.schema import build_schema
+    from vault_brain.storage.index.schema import STOP_WORDS, NoteText, build_schema
 
     rng = random.Random(5)
-    words = [f"w{n}" for n in range(400)]
+    words = [f"w{n}" for n in range(300)] + [
+        "Running",
+        "runs",
+        "the",
+        "Ünïcödé",
+        "naïve",
+        "café,",
+        "it's",
+        "3.14",
+        "and",
+        "v1.2",
+    ]
     docs = []
     for n in range(900):
         docs.append(
@@ -143,14 +156,29 @@ def test_the_writers_lengths_make_the_segment_whooshs_own_would(tmp_path: Path) 
                 "path": f"n{n}.md",
                 "title": " ".join(rng.choices(words, k=rng.randint(0, 4))),
                 "body": " ".join(rng.choices(words, k=rng.choice([0, 3, 40, 700, 5000]))),
-                **({"previously": "old w1 w2 w3"} if n % 97 == 0 else {}),
+                **({"previously": "old w1 w2 w3 RUNNING"} if n % 97 == 0 else {}),
             }
         )
+    ours = build_schema()
+    chain = StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1)
+    whooshs = Schema(
+        **{
+            name: TEXT(
+                analyzer=chain, phrase=False, stored=f.stored, field_boost=f.format.field_boost
+            )
+            if isinstance(f, NoteText)
+            else f
+            for name, f in ours.items()
+        }
+    )
     parts = []
-    for name, make in (("plain", lambda ix: ix.writer()), ("vb", segments.writer)):
+    for name, schema, make in (
+        ("whoosh", whooshs, lambda ix: ix.writer()),
+        ("vb", ours, segments.writer),
+    ):
         folder = tmp_path / name
         folder.mkdir()
-        ix = windex.create_in(str(folder), build_schema())
+        ix = windex.create_in(str(folder), schema)
         writer = make(ix)
         for doc in docs:
             writer.add_document(**doc)
@@ -159,7 +187,7 @@ def test_the_writers_lengths_make_the_segment_whooshs_own_would(tmp_path: Path) 
         compound = segment.open_compound_file(ix.storage)
         parts.append({n.split(".", 1)[1]: compound.open_file(n).read() for n in compound.list()})
         compound.close()
-    plain, ours = parts
-    assert set(plain) == set(ours) and {"pst", "trm", "_body_len.col"} <= set(plain)
+    plain, vb = parts
+    assert set(plain) == set(vb) and {"pst", "trm", "_body_len.col"} <= set(plain)
     for ext in plain:
-        assert ours[ext] == plain[ext], ext
+        assert vb[ext] == plain[ext], ext

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+import struct
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -20,6 +22,7 @@ from whoosh.analysis import (
 )
 from whoosh.columns import VarBytesColumn
 from whoosh.fields import BOOLEAN, COLUMN, ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.formats import Frequency
 
 from vault_brain.domain.capture.supersede import PROVENANCE, split_previously, statement_of
 from vault_brain.domain.clock import epoch
@@ -104,21 +107,57 @@ class NoteAnalyzer(CompositeAnalyzer):
         return items[0], items[2], items[3]
 
     def _indexed(self, value: str, kwargs: dict[str, Any]) -> Any:
+        token = Token(**kwargs)
+        for text in self.index_terms(value):
+            token.text = text
+            token.boost = 1.0
+            token.stopped = False
+            yield token
+
+    def index_terms(self, value: str) -> Iterator[str]:
+        """The terms a field's indexing makes of `value`, as text (the chain must be
+        StemmingAnalyzer's: `plain_chain`)."""
         chain = self._chain()
         assert chain is not None
         tokenizer, stop, stemmer = chain
         stops, shortest, longest = stop.stops, stop.min, stop.max
         stem, unstemmed = _cached_stem(stemmer.stemfn, stemmer.cachesize), stemmer.ignore
-        token = Token(**kwargs)
         for match in tokenizer.expression.finditer(value):
             text = match.group(0).lower()
             size = len(text)
             if size < shortest or (longest is not None and size > longest) or text in stops:
                 continue
-            token.text = text if text in unstemmed else stem(text)
-            token.boost = 1.0
-            token.stopped = False
-            yield token
+            yield text if text in unstemmed else stem(text)
+
+    def plain_chain(self) -> bool:
+        """True when `index_terms` may index (the chain is StemmingAnalyzer's)."""
+        return self._chain() is not None
+
+
+class NoteText(TEXT):
+    """Whoosh's TEXT field for term frequencies only (`phrase=False`), whose indexing counts
+    the terms of `NoteAnalyzer.index_terms` at once, instead of making a token of each term
+    and a posting value of each count through Whoosh's format: the same postings (a test
+    compares the segments), and a tenth of an index build's time less."""
+
+    def index(self, value: Any, **kwargs: Any) -> Any:
+        ana, fmt = self.analyzer, self.format
+        if (
+            kwargs
+            or not isinstance(value, str)
+            or not isinstance(ana, NoteAnalyzer)
+            or type(fmt) is not Frequency
+            or not ana.plain_chain()
+        ):
+            return super().index(value, **kwargs)
+        boost = fmt.field_boost
+        return [
+            (term.encode("utf-8"), n, n * boost, _pack_count(n))
+            for term, n in Counter(ana.index_terms(value)).items()
+        ]
+
+
+_pack_count = struct.Struct("!I").pack  # (a Frequency posting's value: its count, packed)
 
 
 @functools.cache
@@ -145,12 +184,12 @@ def build_schema() -> Schema:
         private=BOOLEAN(),
         problem=BOOLEAN(),
         # phrase=False: term frequencies only (no positions), several times cheaper to index
-        title=TEXT(analyzer=ana, stored=True, phrase=False, field_boost=TEXT_FIELDS["title"]),
-        aliases=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
-        tagtext=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
-        body=TEXT(analyzer=ana, phrase=False),
-        previously=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["previously"]),
-        slots=TEXT(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["slots"]),
+        title=NoteText(analyzer=ana, stored=True, phrase=False, field_boost=TEXT_FIELDS["title"]),
+        aliases=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
+        tagtext=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
+        body=NoteText(analyzer=ana, phrase=False),
+        previously=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["previously"]),
+        slots=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["slots"]),
         superseded=BOOLEAN(),
         summary=STORED(),
         row=COLUMN(VarBytesColumn()),
