@@ -20,7 +20,6 @@ from vault_brain.domain.capture.supersede import current_text
 from vault_brain.domain.notes.model import PERSON, Filters
 from vault_brain.domain.notes.ranking import blend, fuse
 from vault_brain.domain.policy.settings import Policy
-from vault_brain.storage.index.scan import known_files
 from vault_brain.storage.index.search import MAX_QUERY_CHARS, Hit, Searcher
 from vault_brain.storage.index.segments import row_column
 from vault_brain.storage.index.store import Index, Progress
@@ -93,7 +92,7 @@ class HybridSearcher(Searcher):
             if self._vectors.damaged:
                 warn_once(f"rebuilding the embeddings cache ({self._vectors.damaged})")
         vectors = self._vectors
-        files = known_files(self.index.paths.manifest, self.index.load_manifest) or {}
+        files = self.index.load_manifest() or {}
         if files is self._synced_with and not rebuild:
             self.embedded = []  # (the manifest this process read last: nothing changed)
             return self.embedded
