@@ -52,17 +52,20 @@ class _WrittenLengths(W3PerDocReader):
 
     def __init__(self, storage: Any, segment: Any) -> None:
         super().__init__(storage, segment)
-        self._whole: dict[str, bytes] = {}
+        self._whole: dict[str, bytes | None] = {}  # None: the field keeps no lengths
 
     def doc_field_length(self, docnum: int, fieldname: str, default: Any = 0) -> Any:
         if docnum > self._doccount:
             raise IndexError(f"Asked for docnum {docnum} of {self._doccount}")
-        found = self._whole.get(fieldname)
-        if found is None:
+        try:
+            found = self._whole[fieldname]
+        except KeyError:
             column = f"_{fieldname}_len"  # (Whoosh 3's name for a field's lengths column)
-            if not self.has_column(column):
-                return default
-            found = self._whole[fieldname] = self.column_reader(column, _WholeColumn())
+            found = self._whole[fieldname] = (
+                self.column_reader(column, _WholeColumn()) if self.has_column(column) else None
+            )
+        if found is None:  # (Whoosh looked for the file again at each posting: a stat each)
+            return default
         quantised = found[docnum] if docnum < len(found) else 0
         return byte_to_length(quantised) if quantised else None  # (as Whoosh's reader)
 
