@@ -244,8 +244,19 @@ def set_patterns(root: Path, patterns: list[str]) -> None:
 
 
 def checkout(root: Path, branch: str) -> None:
-    """Check the branch out: git fetches the checked-out files' blobs in one batch."""
-    _run("checkout", "--quiet", branch, cwd=root, what="checking the vault out")
+    """Check the branch out: git fetches the checked-out files' blobs in one batch, then
+    writes the files with a worker per core (`checkout.workers=0`; git writes them one by
+    one by default: at 100,000 notes on this machine, 60 s of mostly kernel time against
+    14 s with two workers)."""
+    _run(
+        "-c",
+        "checkout.workers=0",
+        "checkout",
+        "--quiet",
+        branch,
+        cwd=root,
+        what="checking the vault out",
+    )
 
 
 def is_sparse(root: Path, git_dir: Path | None = None) -> bool:
