@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from array import array
 from typing import Any
 
@@ -23,8 +24,6 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
 
 PEEK = 512  # bytes `peek` returns: a postings block's header, pickled, is about 100
-
-_LITTLE_ENDIAN = array("i", [1]).tobytes()[0] == 1
 
 
 class MappedView:
@@ -91,7 +90,7 @@ class MappedFile(StructFile):
     def get_array(self, position: int, typecode: str, length: int) -> array[Any]:
         a = array(typecode)
         a.frombytes(self.get(position, length * a.itemsize))
-        if _LITTLE_ENDIAN:  # (Whoosh writes arrays big-endian)
+        if sys.byteorder == "little":  # (Whoosh writes arrays big-endian)
             a.byteswap()
         return a
 
@@ -113,10 +112,15 @@ class MappedStorage(FileStorage):
         super().__init__(path, supports_mmap=False)
 
     def open_file(self, name: str, **kwargs: Any) -> StructFile:
-        with open(self._fpath(name), "rb") as f:
+        f = open(self._fpath(name), "rb")  # noqa: SIM115 (kept open for an empty file)
+        try:
             if os.fstat(f.fileno()).st_size == 0:  # (an empty file cannot be mapped)
-                return StructFile(open(self._fpath(name), "rb"), name=name, **kwargs)
+                return StructFile(f, name=name, **kwargs)
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            f.close()
+            raise
+        f.close()  # (the map stays)
         return MappedFile(memoryview(mapped), name=name)
 
 

@@ -55,8 +55,8 @@ class _WrittenLengths(W3PerDocReader):
         self._whole: dict[str, bytes | None] = {}  # None: the field keeps no lengths
 
     def doc_field_length(self, docnum: int, fieldname: str, default: Any = 0) -> Any:
-        if docnum > self._doccount:
-            raise IndexError(f"Asked for docnum {docnum} of {self._doccount}")
+        if docnum > self.doc_count_all():
+            raise IndexError(f"Asked for docnum {docnum} of {self.doc_count_all()}")
         try:
             found = self._whole[fieldname]
         except KeyError:
