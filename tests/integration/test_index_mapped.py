@@ -127,3 +127,17 @@ def test_the_view_reads_seeks_and_peeks_as_a_file_does() -> None:
             at = model.tell()
             assert data[at:].startswith(view.peek(n))
             assert view.tell() == at
+
+
+def test_an_empty_file_opens_and_reads_nothing(tmp_path: Path) -> None:
+    """(A memory map cannot be made of an empty file: it is read as a plain file.)"""
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "some").write_bytes(b"\x00\x00\x00\x07rest")
+    storage = MappedStorage(str(tmp_path))
+    empty = storage.open_file("empty")
+    assert empty.read() == b""
+    empty.close()
+    some = storage.open_file("some")
+    assert isinstance(some, MappedFile)
+    assert some.read_int() == 7 and some.read() == b"rest" and some.get(4, 2) == b"re"
+    some.close()
