@@ -79,10 +79,10 @@ class MappedFile(StructFile):
 
     def __init__(self, buf: memoryview, name: str | None = None) -> None:
         super().__init__(MappedView(buf), name=name)
-        self._buf = buf
+        self._buf, self._called = buf, name
 
     def subset(self, position: int, length: int, name: str | None = None) -> MappedFile:
-        return MappedFile(self._buf[position : position + length], name=name or self._name)
+        return MappedFile(self._buf[position : position + length], name=name or self._called)
 
     def get(self, position: int, length: int) -> bytes:
         return self._buf[position : position + length].tobytes()
@@ -112,7 +112,8 @@ class MappedStorage(FileStorage):
         super().__init__(path, supports_mmap=False)
 
     def open_file(self, name: str, **kwargs: Any) -> StructFile:
-        f = open(self._fpath(name), "rb")  # noqa: SIM115 (kept open for an empty file)
+        path = os.path.join(os.path.abspath(self.folder), name)
+        f = open(path, "rb")  # noqa: SIM115 (kept open for an empty file)
         try:
             if os.fstat(f.fileno()).st_size == 0:  # (an empty file cannot be mapped)
                 return StructFile(f, name=name, **kwargs)
