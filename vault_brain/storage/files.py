@@ -80,6 +80,18 @@ def remove_dead_temps(*folders: Path) -> None:
                         os.unlink(entry.path)
 
 
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_folder(path: str) -> int | None:
+    """A descriptor of the folder at `path` (to list it, and to `stat` its entries by name
+    alone), or None when it cannot be opened (gone, not a folder, not readable)."""
+    try:
+        return os.open(path, _FOLDER_FLAGS)
+    except OSError:
+        return None
+
+
 def visible_files(
     root: str,
     skip_top: Collection[str] = frozenset(),
@@ -95,12 +107,10 @@ def visible_files(
     third of a walk's stat calls); an entry's `path` is therefore only its name: the file's
     path is `root` joined with the relative path."""
     stack = [(root, "")]
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     while stack:
         folder, prefix = stack.pop()
-        try:
-            fd = os.open(folder, flags)
-        except OSError:
+        fd = open_folder(folder)
+        if fd is None:
             continue
         try:
             with os.scandir(fd) as entries:

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 
 from vault_brain.domain.sync.trust import where_no_note_lives
-from vault_brain.storage.files import dead_temp_file, remove_dead_temps
+from vault_brain.storage.files import dead_temp_file, open_folder, remove_dead_temps
 from vault_brain.storage.paths import IGNORED_DIRS, ROOT_NON_NOTES, VaultPaths
 
 NOTE_SUFFIXES = (".md", ".MD", ".Md", ".mD")  # (`.md` in any case, as Obsidian takes it)
@@ -94,13 +94,11 @@ def walk(paths: VaultPaths) -> Walk:
     add_name, add_stamp = names.append, stamps.append
     remove_dead_temps(paths.sessions_dir, paths.logs_dir)
     stack = [(root, "")]
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     with bulk_allocation():
         while stack:
             folder, prefix = stack.pop()
-            try:
-                fd = os.open(folder, flags)
-            except OSError:
+            fd = open_folder(folder)
+            if fd is None:
                 continue
             before = len(names)
             try:
