@@ -5,7 +5,8 @@ part of it (terms, postings, each column, stored fields: about 25 per segment) t
 readers as a `BufferFile`, which copies the part into a `BytesIO` each time a segment is
 opened. A process that searches while another commits (the MCP server records each search's
 hits, so its next search opens the index again) paid that copy at every search: at 100,000
-notes, 70 ms of copying and as much again to free it, for a search that takes 10.
+notes, about 70 ms of copying (under cProfile) and some 20 to free it, for a search that
+takes 10.
 
 `MappedStorage` is Whoosh's `FileStorage` whose files are `MappedFile`s: a read-only view of
 a memory map, whose parts (`subset`, what a compound file asks for when the storage does not
