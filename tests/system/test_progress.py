@@ -53,12 +53,15 @@ def run_on_terminal(*args: str) -> tuple[int, str, str]:
     return code, out.decode(), seen.decode(errors="replace")
 
 
-def many_notes(vault: Path, n: int) -> None:
+def many_notes(vault: Path, n: int, words: int = 0) -> None:
+    """`n` notes; `words` more words of distinct filler in each (more to index per note)."""
     folder = vault / "notes" / "many"
     folder.mkdir(parents=True)
     for i in range(n):
+        filler = " ".join(f"w{i}x{k}" for k in range(words))
         (folder / f"topic-{i}.md").write_text(
-            f"# Topic {i}\n\nWords about subject {i}, helm charts and deploying pods.\n",
+            f"# Topic {i}\n\nWords about subject {i}, helm charts and deploying pods.\n"
+            f"{filler}\n",
             encoding="utf-8",
         )
 
@@ -80,7 +83,10 @@ def test_rebuild_shows_progress_on_a_terminal_only(vault: Path) -> None:
 
 
 def test_first_search_shows_indexing_progress(vault: Path) -> None:
-    many_notes(vault, 3000)  # long enough for the line's delay on any machine
+    # an index build of several seconds here, many times the line's 0.3 s delay (3,000
+    # short notes took about 0.3 s once index writing got faster, and the line often
+    # never showed)
+    many_notes(vault, 3000, words=60)
     code, out, term = run_on_terminal("--vault", str(vault), "search", "helm charts", "-k", "1")
     assert code == 0
     assert "indexing" in term
