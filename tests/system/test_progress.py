@@ -60,8 +60,7 @@ def many_notes(vault: Path, n: int, words: int = 0) -> None:
     for i in range(n):
         filler = " ".join(f"w{i}x{k}" for k in range(words))
         (folder / f"topic-{i}.md").write_text(
-            f"# Topic {i}\n\nWords about subject {i}, helm charts and deploying pods.\n"
-            f"{filler}\n",
+            f"# Topic {i}\n\nWords about subject {i}, helm charts and deploying pods.\n{filler}\n",
             encoding="utf-8",
         )
 
