@@ -126,7 +126,8 @@ def test_a_rebuild_in_batches_holds_every_note_once(
 def test_vbs_indexing_writes_the_segment_whooshs_own_would(tmp_path: Path) -> None:
     """vb's index writing (the analyzer's one loop, `NoteText`'s counting, the writer's
     lengths read whole: `segments._WrittenLengths`) writes every part of a segment with the
-    bytes Whoosh's own writer, TEXT fields and StemmingAnalyzer chain write, for documents
+    bytes Whoosh's own writer, TEXT fields and StemmingAnalyzer chain write (in vb's format,
+    `TermWeights`, whose postings have no values), for documents
     with empty fields, long fields, fields most documents lack, mixed case and Unicode."""
     import random
 
@@ -134,7 +135,7 @@ def test_vbs_indexing_writes_the_segment_whooshs_own_would(tmp_path: Path) -> No
     from whoosh.analysis import StemmingAnalyzer
     from whoosh.fields import TEXT, Schema
 
-    from vault_brain.storage.index.schema import STOP_WORDS, NoteText, build_schema
+    from vault_brain.storage.index.schema import STOP_WORDS, NoteText, TermWeights, build_schema
 
     rng = random.Random(5)
     words = [f"w{n}" for n in range(300)] + [
@@ -161,15 +162,16 @@ def test_vbs_indexing_writes_the_segment_whooshs_own_would(tmp_path: Path) -> No
         )
     ours = build_schema()
     chain = StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1)
+
+    def whooshs_text(field: NoteText) -> TEXT:
+        """Whoosh's own TEXT field, StemmingAnalyzer chain and indexing, with vb's postings
+        format (counts through Whoosh's token stream, no value per posting)."""
+        text = TEXT(analyzer=chain, phrase=False, stored=field.stored)
+        text.format = TermWeights(field_boost=field.format.field_boost)
+        return text
+
     whooshs = Schema(
-        **{
-            name: TEXT(
-                analyzer=chain, phrase=False, stored=f.stored, field_boost=f.format.field_boost
-            )
-            if isinstance(f, NoteText)
-            else f
-            for name, f in ours.items()
-        }
+        **{name: whooshs_text(f) if isinstance(f, NoteText) else f for name, f in ours.items()}
     )
     parts = []
     for name, schema, make in (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
@@ -30,9 +29,10 @@ from vault_brain.domain.notes.model import Note
 from vault_brain.domain.policy.exclusions import is_private
 from vault_brain.domain.text import unique
 
-SCHEMA_VERSION = 13  # 10: each row says who wrote the note (`source`); 11: `previously`,
+SCHEMA_VERSION = 14  # 10: each row says who wrote the note (`source`); 11: `previously`,
 # `slots` and `superseded`; 12: a conflict copy is not current (`conflict_of`); 13: a hash of
-# the body (`body_hash`: a note renamed is known by it, storage/index/renames.py)
+# the body (`body_hash`: a note renamed is known by it, storage/index/renames.py); 14: text
+# postings keep no count value (`TermWeights`)
 SUMMARY_CHARS = 400
 MAX_SLOT_LINES = 200  # an entity note's first lines read for the attributes they fill
 # Text fields searched by a query, with their BM25F field boosts.
@@ -134,11 +134,43 @@ class NoteAnalyzer(CompositeAnalyzer):
         return self._chain() is not None
 
 
+class TermWeights(Frequency):
+    """Whoosh's Frequency format with no value in a posting. A posting keeps its weight (the
+    term's count in the field times the field's boost), which is all ranking reads
+    (`bm25.Segments.postings`); Frequency also packed the count into a 4-byte value for
+    every posting, kept as a list, pickled and compressed in each block of postings: a
+    tenth of the index writers' time at 100,000 notes."""
+
+    posting_size = 0
+
+    def fixed_value_size(self) -> int:
+        return 0
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Any:
+        return (
+            (text, n, weight, b"")
+            for text, n, weight, _ in super().word_values(value, analyzer, **kwargs)
+        )
+
+    def decode_frequency(self, valuestring: bytes) -> int:
+        raise NotImplementedError("TermWeights postings keep weights, not counts")
+
+    def decode_weight(self, valuestring: bytes) -> float:
+        raise NotImplementedError("TermWeights postings keep weights in the posting itself")
+
+    def combine(self, vs: Any) -> bytes:
+        return b""
+
+
 class NoteText(TEXT):
-    """Whoosh's TEXT field for term frequencies only (`phrase=False`), whose indexing counts
-    the terms of `NoteAnalyzer.index_terms` at once, instead of making a token of each term
-    and a posting value of each count through Whoosh's format: the same postings (a test
-    compares the segments), and a tenth of an index build's time less."""
+    """Whoosh's TEXT field for term weights only (`phrase=False`, `TermWeights`), whose
+    indexing counts the terms of `NoteAnalyzer.index_terms` at once, instead of making a
+    token of each term through Whoosh's format: the same postings (a test compares the
+    segments), and a tenth of an index build's time less."""
+
+    def __init__(self, field_boost: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(phrase=False, field_boost=field_boost, **kwargs)
+        self.format = TermWeights(field_boost=field_boost)
 
     def index(self, value: Any, **kwargs: Any) -> Any:
         ana, fmt = self.analyzer, self.format
@@ -146,18 +178,15 @@ class NoteText(TEXT):
             kwargs
             or not isinstance(value, str)
             or not isinstance(ana, NoteAnalyzer)
-            or type(fmt) is not Frequency
+            or type(fmt) is not TermWeights
             or not ana.plain_chain()
         ):
             return super().index(value, **kwargs)
         boost = fmt.field_boost
         return [
-            (term.encode("utf-8"), n, n * boost, _pack_count(n))
+            (term.encode("utf-8"), n, n * boost, b"")
             for term, n in Counter(ana.index_terms(value)).items()
         ]
-
-
-_pack_count = struct.Struct("!I").pack  # (a Frequency posting's value: its count, packed)
 
 
 @functools.cache
@@ -183,13 +212,13 @@ def build_schema() -> Schema:
         archived=BOOLEAN(stored=True),
         private=BOOLEAN(),
         problem=BOOLEAN(),
-        # phrase=False: term frequencies only (no positions), several times cheaper to index
-        title=NoteText(analyzer=ana, stored=True, phrase=False, field_boost=TEXT_FIELDS["title"]),
-        aliases=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["aliases"]),
-        tagtext=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["tagtext"]),
-        body=NoteText(analyzer=ana, phrase=False),
-        previously=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["previously"]),
-        slots=NoteText(analyzer=ana, phrase=False, field_boost=TEXT_FIELDS["slots"]),
+        # NoteText: term weights only (no positions), several times cheaper to index
+        title=NoteText(analyzer=ana, stored=True, field_boost=TEXT_FIELDS["title"]),
+        aliases=NoteText(analyzer=ana, field_boost=TEXT_FIELDS["aliases"]),
+        tagtext=NoteText(analyzer=ana, field_boost=TEXT_FIELDS["tagtext"]),
+        body=NoteText(analyzer=ana),
+        previously=NoteText(analyzer=ana, field_boost=TEXT_FIELDS["previously"]),
+        slots=NoteText(analyzer=ana, field_boost=TEXT_FIELDS["slots"]),
         superseded=BOOLEAN(),
         summary=STORED(),
         row=COLUMN(VarBytesColumn()),
