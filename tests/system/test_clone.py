@@ -412,3 +412,36 @@ def test_many_old_flat_transcripts_are_left_out_as_one_pattern(
     assert "!/sessions/*.jsonl" in git("sparse-checkout", "list", cwd=target)
     vb("--vault", str(target), "fetch-old", "sessions")
     assert all((target / rel).is_file() for rel in [*many, OLD_FLAT, OLD_SHARD])
+
+
+def test_a_clone_checked_out_in_two_stages_ends_as_one_checked_out_at_once(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big clone checks a tenth of its files out first and indexes them while git fetches
+    the rest (`first_stage`); here the threshold is lowered so this small vault does it."""
+    from vault_brain.app.sync.clone import clone_vault
+    from vault_brain.domain.sync import sparse as plan
+    from vault_brain.storage.git import sparse as sp
+
+    stages: list[list[list[str]]] = []
+    widen = sp.Widening.__init__
+
+    def seen(self: sp.Widening, root: Path, wanted: list[list[str]]) -> None:
+        stages.append(wanted)
+        widen(self, root, wanted)
+
+    monkeypatch.setattr(sp.Widening, "__init__", seen)
+    monkeypatch.setattr(plan, "STAGED_FROM", 1)
+    staged = clone_vault(remote.as_uri(), tmp_path / "staged")
+    monkeypatch.setattr(plan, "STAGED_FROM", 10**9)
+    whole = clone_vault(remote.as_uri(), tmp_path / "whole")
+
+    assert [len(s) for s in stages] == [2, 1]
+    assert stages[0][0][:2] == plan.TOP_FILES and stages[0][0][2:]  # (some folder first)
+    assert stages[0][1] == stages[1][0]
+    for field in ("notes", "notes_left_out", "transcripts", "transcripts_left_out", "indexed"):
+        assert getattr(staged, field) == getattr(whole, field), field
+    for args in (["ls-files", "-t"], ["sparse-checkout", "list"], ["status", "--porcelain"]):
+        assert git(*args, cwd=Path(staged.path)) == git(*args, cwd=Path(whole.path)), args
+    hits = vb("--vault", staged.path, "search", "kestrel", "--json")["results"]
+    assert {h["title"] for h in hits} == {"Kestrel", "Ada"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from vault_brain.domain.sync import sparse
 from vault_brain.domain.sync.sparse import (
     FLAT_PATTERNS_MAX,
     checkout_patterns,
@@ -76,3 +77,28 @@ def test_patterns_are_literal_paths() -> None:
     assert escape("sessions/a*b?[c].jsonl") == "/sessions/a\\*b\\?\\[c\\].jsonl"
     assert fetch_pattern("archive/", is_folder=True) == "/archive/**"
     assert fetch_pattern("sessions/x.jsonl", is_folder=False) == "/sessions/x.jsonl"
+
+
+def test_a_big_clone_checks_out_a_tenth_of_its_files_first_as_whole_folders() -> None:
+    files = (
+        ["STRATEGY.md", "MEMORY.md", "logs/today.md"]
+        + [f"entities/people/p{n}.md" for n in range(1_500)]
+        + [f"entities/projects/j{n}.md" for n in range(900)]
+        + [f"episodes/2025-0{m}/e{n}.md" for m in range(1, 10) for n in range(2_000)]
+        + [f"archive/entities/a{n}.md" for n in range(400)]  # (all three: never chosen)
+        + [f"sessions/2025-01-0{d}/s{n}.jsonl" for d in range(1, 4) for n in range(100)]
+    )
+    first = sparse.first_stage(files)
+    assert first is not None and first[:2] == sparse.TOP_FILES
+    chosen = [p.removeprefix("/").removesuffix("/*") for p in first[2:]]
+    assert chosen == ["entities/people", "entities/projects"]  # the smallest, 2,400 files
+    taken = sum(1 for f in files if f.rsplit("/", 1)[0] in chosen)
+    assert len(files) * 0.1 <= taken <= len(files) * 0.2
+
+
+def test_a_small_clone_or_one_without_folders_to_take_is_checked_out_at_once() -> None:
+    assert sparse.first_stage([f"entities/people/p{n}.md" for n in range(1_000)]) is None
+    flat = [f"notes/n{n}.md" for n in range(30_000)]  # (no folder of the second level)
+    assert sparse.first_stage(flat) is None
+    big = [f"episodes/2025-01/e{n}.md" for n in range(30_000)]  # (one folder: all of it)
+    assert sparse.first_stage(big) is None

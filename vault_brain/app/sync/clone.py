@@ -7,7 +7,9 @@ policy/, logs/) but `archive/`, and of `sessions/` only `sessions.json` and the 
 transcripts: those a commit of the last `--recent` days changed, or whose day folder
 (`sessions/<YYYY-MM-DD>/`) is that recent (`domain.sync.sparse`). Then it is set up as
 `vb sync` sets a vault up (vb's merge drivers and attributes), after refusing what a sync
-refuses from a remote, and its index is built.
+refuses from a remote. The files at the top are checked out first; while git fetches and
+writes the rest, the index is built from them as they appear (`Index.rebuild(arriving=...)`),
+so the index build, most of a big clone's time, starts before the checkout ends.
 
 git keeps what was left out in the repository's tree (skip-worktree): a commit made here
 never deletes it, and a merge of the remote's changes to it updates the tree without
@@ -158,21 +160,25 @@ def clone_vault(
         recent = plan.recent_transcripts(
             transcripts, sp.committed_since(target, recent_days), cutoff
         )
-        sp.set_patterns(target, plan.checkout_patterns(transcripts, recent))
-        tell(f"checking out the notes and {len(recent)} recent transcripts")
+        sp.set_patterns(target, plan.TOP_FILES)
         sp.checkout(target, branch)
+        tell(f"checking out the notes and {len(recent)} recent transcripts, indexing them")
+        stages = [plan.checkout_patterns(transcripts, recent)]
+        if first := plan.first_stage(sp.files_under(target, ".")):
+            stages.insert(0, first)
+        with sp.widening(target, stages) as checkout:
+            indexing = time.perf_counter()
+            indexed, failed = _index(target, env, progress, checkout.running)
+            index_seconds = round(time.perf_counter() - indexing, 3)
         warnings += _set_up(target)
     except BaseException:
         _remove(target, made)
         raise
+    if failed is not None:  # (the clone is whole: its index is a cache, rebuilt when read)
+        raise failed
     state = sp.checkout_state(target)
     notes, transcripts_in = _counts(state.present)
     notes_out, transcripts_out = _counts(state.absent)
-    tell("indexing")
-    indexing = time.perf_counter()
-    vault = Vault.open(target, env)
-    indexed = vault.reconcile(progress, force=True).total
-    index_seconds = round(time.perf_counter() - indexing, 3)
     commit = sp.head(target)
     return CloneResult(
         path=str(target),
@@ -191,6 +197,18 @@ def clone_vault(
         seconds=round(time.perf_counter() - started, 3),
         warnings=warnings,
     )
+
+
+def _index(
+    root: Path, env: Environment | None, progress: Progress | None, arriving: Callable[[], bool]
+) -> tuple[int, VaultBrainError | OSError | None]:
+    """Build the index while the checkout writes the files (the build follows them): the
+    notes indexed, or the error that stopped it (the checkout goes on)."""
+    try:
+        vault = Vault.open(root, env)
+        return vault.index.rebuild(progress or vault.progress, arriving).total, None
+    except (VaultBrainError, OSError) as exc:
+        return 0, exc
 
 
 def _check_vault(root: Path, url: str) -> None:

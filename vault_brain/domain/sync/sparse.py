@@ -12,6 +12,7 @@ file (for a transcript, see `storage.git.sparse.keep_unchecked_writes`).
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable
 
 from vault_brain.domain.clock import day_of_folder
@@ -59,6 +60,39 @@ FLAT_PATTERNS_MAX = 200
 matches every path against every pattern at each checkout and merge (about 12 ns a match
 here: 6,000 patterns would add some 7 s over 100,000 notes). Past it, the flat transcripts
 are left out as one pattern and the recent ones taken back by name."""
+
+
+TOP_FILES = ["/*", "!/*/"]
+"""Sparse-checkout patterns of the files at the top (STRATEGY.md, MEMORY.md, tasks.json)."""
+STAGED_FROM = 20_000
+"""Files a clone checks out from which it checks them out in two stages (`first_stage`)."""
+FIRST_STAGE_SHARE = 0.1
+
+
+def first_stage(files: Iterable[str]) -> list[str] | None:
+    """Patterns of a big clone's first checkout: the files at the top and about a tenth of
+    the rest, as whole folders of the second level (`/entities/people/*`) outside archive/
+    and sessions/ (whose patterns leave files out). Its blobs come in a fraction of the
+    time of all of them, and the index build has them to work on while git fetches the
+    rest. None: too few files to gain, or no such folders."""
+    sizes: Counter[str] = Counter()
+    total = 0
+    for path in files:
+        total += 1
+        parts = path.split("/", 2)
+        if len(parts) == 3 and parts[0] not in ("archive", "sessions"):
+            sizes[parts[0] + "/" + parts[1]] += 1
+    if total < STAGED_FROM:
+        return None
+    want = total * FIRST_STAGE_SHARE
+    chosen: list[str] = []
+    taken = 0
+    for folder, n in sorted(sizes.items(), key=lambda item: (item[1], item[0])):
+        if taken >= want or taken + n > 2 * want:
+            break
+        chosen.append(folder)
+        taken += n
+    return [*TOP_FILES, *(escape(folder) + "/*" for folder in sorted(chosen))] if chosen else None
 
 
 def checkout_patterns(transcripts: Iterable[str], recent: Iterable[str]) -> list[str]:

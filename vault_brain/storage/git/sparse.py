@@ -11,11 +11,14 @@ This module imports nothing of `storage.git.sync` (whose `stage_all` calls it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,6 +260,85 @@ def checkout(root: Path, branch: str) -> None:
         cwd=root,
         what="checking the vault out",
     )
+
+
+_SET = ("git", "-c", "checkout.workers=0", "sparse-checkout", "set")
+
+
+class Widening:
+    """`git sparse-checkout set` with wider and wider patterns (each set of `stages` in
+    turn), running in a thread: for each, git fetches the blobs of the files it adds in one
+    batch and writes the files (a worker per core, as `checkout`)."""
+
+    def __init__(self, root: Path, stages: list[list[str]]) -> None:
+        self._root, self._stages = root, stages
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stopped = False
+        self._failed: GitError | None = None
+        self._thread = threading.Thread(target=self._run, name="vb-checkout", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for patterns in self._stages:
+            if self._stopped:
+                return
+            with tempfile.TemporaryFile() as errors:  # (a pipe nobody reads could fill)
+                try:
+                    self._proc = subprocess.Popen(
+                        [*_SET, "--no-cone", "--stdin"],
+                        cwd=self._root,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL,
+                        stderr=errors,
+                    )
+                except OSError as exc:
+                    self._failed = GitError(
+                        f"checking the vault out failed: {exc}", hint="is git installed?"
+                    )
+                    return
+                self._proc.communicate(("\n".join(patterns) + "\n").encode())
+                code = self._proc.returncode
+                if code != 0 and not self._stopped:
+                    errors.seek(0)
+                    text = " ".join(errors.read().decode("utf-8", "replace").split())
+                    self._failed = GitError(
+                        "checking the vault out failed: "
+                        + (text.removeprefix("fatal: ") or f"git exited with {code}"),
+                        hint="check your access to the remote; nothing was left in the folder",
+                    )
+                if code != 0:
+                    return
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def finish(self) -> None:
+        """Wait for git; a GitError if it failed."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+
+    def stop(self) -> None:
+        """Stop git (the caller removes what it wrote)."""
+        self._stopped = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+        self._thread.join()
+
+
+@contextlib.contextmanager
+def widening(root: Path, stages: list[list[str]]) -> Iterator[Widening]:
+    """Widen the sparse checkout to each of `stages` in turn, in the background while the
+    block runs (it may read the files as they appear); then wait for git, a GitError if it
+    failed. If the block raises, git is stopped."""
+    running = Widening(root, stages)
+    try:
+        yield running
+    except BaseException:
+        running.stop()
+        raise
+    running.finish()
 
 
 def is_sparse(root: Path, git_dir: Path | None = None) -> bool:

@@ -63,6 +63,10 @@ RETIRED_GRACE = 60.0  # seconds a replaced generation is kept for readers still 
 # memory limit and were sorted in runs on disk and merged back, a third of a rebuild's time
 # (`vb index --rebuild`: 104 s); in batches the index has a few more segments.
 BATCH = 25_000
+# A build that follows files being written (`Index.rebuild(arriving=...)`) indexes them in
+# rounds of at least this many new files, looking again every FOLLOW_PAUSE seconds.
+FOLLOW_ROUND = 2_000
+FOLLOW_PAUSE = 0.2
 
 
 @dataclass
@@ -354,27 +358,34 @@ class Index:
                 return self.reconcile(progress, timeout)
             return self._build(progress, lambda: self._lock(timeout))
 
-    def rebuild(self, progress: Progress | None = None) -> ReconcileResult:
+    def rebuild(
+        self, progress: Progress | None = None, arriving: Callable[[], bool] | None = None
+    ) -> ReconcileResult:
         """A whole new index from the files, built beside the current one, which serves
-        searches and takes writes until the new one is swapped in."""
+        searches and takes writes until the new one is swapped in. `arriving`: the files
+        are still being written (a checkout) while it answers True; the build indexes them
+        as they come (see `_follow`)."""
         with file_lock(self.paths.rebuild_lock, "search index rebuild", self.paths.lock_timeout):
-            return self._build(progress, self._lock)
+            return self._build(progress, self._lock, arriving=arriving)
 
     def _build(
         self,
         progress: Progress | None,
         swap_lock: Callable[[], contextlib.AbstractContextManager[Any]],
         rebuilding: bool = True,
+        arriving: Callable[[], bool] | None = None,
     ) -> ReconcileResult:
         """Write a new generation with `swap_lock` not held, then, holding it, catch up with
         the files changed meanwhile and make it current. On any failure the new generation
         is removed and the old one stays current."""
-        disk = scan(self.paths)
         name = _new_generation()
         try:
             ix = self._create(name)
-            rels = sorted(disk)
-            rows = self._write(rels, (), progress, len(rels), ix=ix, fresh=True)
+            if arriving is None:
+                rels = sorted(scan(self.paths))
+                rows = self._write(rels, (), progress, len(rels), ix=ix, fresh=True)
+            else:
+                rows = self._follow(ix, arriving, progress)
             with swap_lock():
                 now = scan(self.paths)
                 late = diff_manifest(now, rows)
@@ -402,6 +413,33 @@ class Index:
         self._ix, self._generation = ix, name
         self._sweep(manifest, rebuilding, save=True)
         return ReconcileResult(added=sorted(now), total=len(now), rebuilt=True)
+
+    def _follow(
+        self, ix: Any, arriving: Callable[[], bool], progress: Progress | None
+    ) -> dict[str, list[int]]:
+        """Index files while they are being written, in rounds: each takes what has appeared
+        (and what changed) since the last, until `arriving()` is False and a last round has
+        found nothing new. A file read half-written keeps the stat it had when it was read,
+        so the round after (or `_build`'s catch-up) finds it changed and indexes it again."""
+        rows: dict[str, list[int]] = {}
+        last = False
+        while True:
+            todo = diff_manifest(scan(self.paths), rows)
+            if not last and len(todo.added) + len(todo.updated) < FOLLOW_ROUND:
+                last = not arriving()
+                if not last:
+                    time.sleep(FOLLOW_PAUSE)
+                continue
+            if not todo.changed:
+                return rows
+            if todo.added:
+                added = sorted(todo.added)
+                step = _offset(progress, len(rows)) if progress else None
+                rows.update(self._write(added, (), step, len(added), ix=ix, fresh=True))
+            if todo.updated or todo.removed:
+                rows.update(self._write(todo.updated, todo.removed, None, 0, ix=ix))
+            for rel in todo.removed:
+                rows.pop(rel, None)
 
     def _sweep(self, manifest: Manifest, rebuilding: bool = False, save: bool = False) -> None:
         """Remove generations replaced more than a minute ago, and folders a killed rebuild
@@ -592,6 +630,11 @@ class Index:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+
+
+def _offset(progress: Progress, done: int) -> Progress:
+    """`progress` of a round of work that follows `done` items already done."""
+    return lambda n, total: progress(done + n, done + total)
 
 
 def _kept_old_index(exc: VaultBrainError | OSError) -> VaultBrainError:
