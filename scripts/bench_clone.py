@@ -207,6 +207,8 @@ def main() -> None:
             "notes": opts.notes,
             "transcripts": meta["transcripts"],
             "index_s": result["index_seconds"],
+            # (git's fetch of the blobs and checkout run under the index build: git_s is
+            # what runs before it, the clone of commits and trees and the checks)
             "git_s": round(result["seconds"] - result["index_seconds"], 2),
             "partial": result["partial"],
         }
@@ -214,7 +216,8 @@ def main() -> None:
     print(json.dumps(measures, indent=1))
     log(
         f"searchable in {measures['searchable_s']}s: clone {measures['clone_s']}s (git "
-        f"{measures['git_s']}s, index build {measures['index_s']}s), first search "
+        f"{measures['git_s']}s, then the index build with git's checkout under it "
+        f"{measures['index_s']}s), first search "
         f"{measures['first_search_s']}s; fetched {measures['mb_fetched']} MB of a "
         f"{measures['remote_mb']} MB remote"
     )

@@ -67,7 +67,7 @@ class CloneResult(Result):
     indexed: int
     """Notes in the search index."""
     index_seconds: float
-    """Of `seconds`, the index build's."""
+    """Of `seconds`, the index build's, which runs while git fetches and writes the files."""
     seconds: float
     warnings: list[str] = field(default_factory=list)
 
