@@ -39,6 +39,7 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_DEPTH = 32
 MAX_ALIASES = 64
 MAX_VALUES = 20_000
+_BRACKET = re.compile(r"[\[\]{}]")
 _RISKY_LINE = re.compile(r"^(?P<indent> *)(?P<dashes>(?:- +){4,})")
 
 
@@ -59,7 +60,7 @@ def _looks_risky(fm: str) -> bool:
     if "&" in fm or "*" in fm:
         return True
     depth = deepest = 0
-    for ch in fm:
+    for ch in _BRACKET.findall(fm):
         if ch in "[{":
             depth += 1
             deepest = max(deepest, depth)
