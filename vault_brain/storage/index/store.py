@@ -14,6 +14,7 @@ import re
 import secrets
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ RETIRED_GRACE = 60.0  # seconds a replaced generation is kept for readers still 
 # memory limit and were sorted in runs on disk and merged back, a third of a rebuild's time
 # (`vb index --rebuild`: 104 s); in batches the index has a few more segments.
 BATCH = 25_000
+CHUNK = 500  # notes a writer's reading thread parses at a time
+READ_AHEAD = 4  # chunks parsed ahead of the writer (at most)
 # A build that follows files being written (`Index.rebuild(arriving=...)`) indexes them in
 # rounds of at least this many new files, looking again every FOLLOW_PAUSE seconds.
 FOLLOW_ROUND = 2_000
@@ -241,31 +244,36 @@ class Index:
         """Index `docs` (relative paths) and drop `removed` in `ix` (default: the current
         generation); returns their new manifest rows. `fresh`: `ix` is empty (adds only).
 
-        Thousands of notes go in batches of `BATCH`, each its own commit; a thread reads and
-        parses the next batch while one is committed (the writer's processes then finish
-        their segments, and this process would wait for them with nothing to do)."""
+        Thousands of notes go in batches of `BATCH`, each its own commit. A thread reads and
+        parses them `READ_AHEAD` chunks of `CHUNK` ahead of the writer: the writer's
+        processes start on the first chunk, and while a batch is committed (the processes
+        finish their segments, and this one waits for them) the next is being read."""
         ix = self._open() if ix is None else ix
         docs = list(docs)
         big = len(docs) >= 2000
         step = BATCH if big else max(len(docs), 1)
-        batches = [docs[start : start + step] for start in range(0, len(docs), step)] or [[]]
+        chunks = [docs[start : start + CHUNK] for start in range(0, len(docs), CHUNK)] or [[]]
         rows: dict[str, list[int]] = {}
         if progress and total:
             progress(0, total)
-        done = 0
+        done = in_batch = 0
+        writer = None
         with ThreadPoolExecutor(1) as reading:
-            upcoming = reading.submit(self._documents, batches[0])
-            for n, _batch in enumerate(batches):
-                read = upcoming.result()
-                if n + 1 < len(batches):
-                    upcoming = reading.submit(self._documents, batches[n + 1])
-                writer = segment_writer(ix, limitmb=256) if not big else fast_writer(ix)
-                try:
-                    if n == 0:
-                        for rel in removed:
-                            writer.delete_by_term("path", rel)
+            ahead = deque(reading.submit(self._documents, c) for c in chunks[:READ_AHEAD])
+            upcoming = iter(chunks[READ_AHEAD:])
+            try:
+                while ahead:
+                    read = ahead.popleft().result()
+                    if (chunk := next(upcoming, None)) is not None:
+                        ahead.append(reading.submit(self._documents, chunk))
+                    if writer is None:
+                        writer = segment_writer(ix, limitmb=256) if not big else fast_writer(ix)
+                        if not done:
+                            for rel in removed:
+                                writer.delete_by_term("path", rel)
                     for rel, fields, row in read:
                         done += 1
+                        in_batch += 1
                         if fields is None:
                             writer.delete_by_term("path", rel)
                             continue
@@ -276,11 +284,16 @@ class Index:
                         rows[rel] = row
                         if progress and (done % 25 == 0 or done == total):
                             progress(done, total)
-                    commit(writer, self.merge_later and not big)
-                except BaseException:
+                    if in_batch >= step or not ahead:
+                        commit(writer, self.merge_later and not big)
+                        writer, in_batch = None, 0
+            except BaseException:
+                if writer is not None:
                     with contextlib.suppress(Exception):
                         writer.cancel()
-                    raise
+                for pending in ahead:
+                    pending.cancel()
+                raise
         self._searcher = None
         return rows
 
@@ -418,20 +431,18 @@ class Index:
         self, ix: Any, arriving: Callable[[], bool], progress: Progress | None
     ) -> dict[str, list[int]]:
         """Index files while they are being written, in rounds: each takes what has appeared
-        (and what changed) since the last, until `arriving()` is False and a last round has
-        found nothing new. A file read half-written keeps the stat it had when it was read,
-        so the round after (or `_build`'s catch-up) finds it changed and indexes it again."""
+        (or changed) since the last, once there are `FOLLOW_ROUND` of them, until
+        `arriving()` is False; `_build`'s catch-up then takes the rest. A file read
+        half-written keeps the stat it had when it was read, so a later round (or the
+        catch-up) finds it changed and indexes it again."""
         rows: dict[str, list[int]] = {}
-        last = False
         while True:
             todo = diff_manifest(scan(self.paths), rows)
-            if not last and len(todo.added) + len(todo.updated) < FOLLOW_ROUND:
-                last = not arriving()
-                if not last:
-                    time.sleep(FOLLOW_PAUSE)
+            if len(todo.added) + len(todo.updated) < FOLLOW_ROUND:
+                if not arriving():
+                    return rows
+                time.sleep(FOLLOW_PAUSE)
                 continue
-            if not todo.changed:
-                return rows
             if todo.added:
                 added = sorted(todo.added)
                 step = _offset(progress, len(rows)) if progress else None
