@@ -10,7 +10,10 @@ to archive/), then a year of transcripts, `--sessions-per-day` a day of a few KB
 folders (`sessions/<YYYY-MM-DD>/<id>.jsonl`), committed month by month with the month's
 dates. The timed part is what a person joining the vault runs: `vb clone file://... DIR`
 (partial clone, sparse checkout, set-up, index build), then one `vb search`; searchable_s is
-the two together. bytes_fetched is the size of the clone's .git/objects.
+the two together. bytes_fetched is the size of the clone's .git/objects. The clone is kept
+in bench-out/clone-<notes>-run/ until the next run, which removes it and waits for the disk
+to settle before it times anything (`settle`); files_created_per_s is the disk's speed then
+(a probe of 2,000 files).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import os
 import random
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -135,8 +137,7 @@ def build_remote(
 
 def remote_for(notes: int, days: int, per_day: int) -> tuple[Path, dict[str, object]]:
     """The cached remote (built when missing or stale). The folder it was built in is
-    removed by `main` after the timed clone: ext4 with online discard makes file creation
-    several times slower for a while after a mass delete, which would be timed too."""
+    removed by `main` before the disk is let settle (see `settle`)."""
     where = CACHE / f"clone-{notes}-{days}d-{per_day}"
     meta_path = where / "meta.json"
     today = dt.datetime.now(dt.UTC).date()
@@ -168,51 +169,86 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+PROBE_FILES = 2_000
+
+
+def probe(folder: Path) -> float:
+    """Small files this disk creates a second now: PROBE_FILES of them in `folder`, kept
+    (removing them would slow the disk down again)."""
+    folder.mkdir(parents=True)
+    started = time.perf_counter()
+    for n in range(PROBE_FILES):
+        (folder / f"f{n}.md").write_bytes(b"x" * 700)
+    return round(PROBE_FILES / (time.perf_counter() - started))
+
+
+def settle(seconds: float) -> None:
+    """On ext4 mounted with `discard` (this machine) creating a file costs several times
+    more kernel time for minutes after many files were deleted: about 1,100 files a second
+    against 10,000 to 30,000 otherwise, for some 5 minutes after 700,000 were deleted (and
+    deleting 2,000 slows the next 2,000 down). A clone run then would pay it: so each run
+    keeps its clone until the next one starts, removes it, and waits `seconds` here."""
+    if seconds > 0:
+        log(f"letting the disk settle for {seconds:.0f} s")
+        time.sleep(seconds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--transcripts-days", type=int, default=365)
     parser.add_argument("--sessions-per-day", type=int, default=20)
     parser.add_argument("--recent", type=int, default=30, help="vb clone --recent DAYS")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=300,
+        help="seconds to wait, after the previous run's clone is removed, for the disk to "
+        "settle (see `settle`)",
+    )
     add_record_option(parser)
     opts = parser.parse_args()
     bare, meta = remote_for(opts.notes, opts.transcripts_days, opts.sessions_per_day)
-    with tempfile.TemporaryDirectory(prefix="vb-bench-clone-") as tmp_name:
-        tmp = Path(tmp_name)
-        env = {**os.environ, **ENV, "HOME": str(tmp)}
-        env.pop("VB_VAULT", None)
-        target = tmp / "vault"
-        log(f"vb clone {bare.as_uri()} (notes {opts.notes}, recent {opts.recent} days)")
-        started = time.perf_counter()
-        result = vb(["clone", bare.as_uri(), str(target), "--recent", str(opts.recent)], env)
-        cloned = time.perf_counter()
-        query = sample_queries(1, seed=7)[0]
-        found = vb(["--vault", str(target), "search", query], env)
-        searched = time.perf_counter()
-        hits = len(found["results"])
-        measures = {
-            "searchable_s": round(searched - started, 2),
-            "clone_s": round(cloned - started, 2),
-            "clone_in_vb_s": result["seconds"],
-            "first_search_s": round(searched - cloned, 2),
-            "first_search_hits": hits,
-            "bytes_fetched": result["bytes_fetched"],
-            "mb_fetched": round(result["bytes_fetched"] / 1e6, 1),
-            "remote_mb": round(size_of(bare) / 1e6, 1),
-            "notes_checked_out": result["notes"],
-            "notes_left_out": result["notes_left_out"],
-            "transcripts_checked_out": result["transcripts"],
-            "transcripts_left_out": result["transcripts_left_out"],
-            "indexed": result["indexed"],
-            "notes": opts.notes,
-            "transcripts": meta["transcripts"],
-            "index_s": result["index_seconds"],
-            # (git's fetch of the blobs and checkout run under the index build: git_s is
-            # what runs before it, the clone of commits and trees and the checks)
-            "git_s": round(result["seconds"] - result["index_seconds"], 2),
-            "partial": result["partial"],
-        }
-    shutil.rmtree(bare.parent / "work", ignore_errors=True)
+    tmp = CACHE / f"clone-{opts.notes}-run"  # (kept until the next run: see `settle`)
+    for done in (tmp, bare.parent / "work"):
+        shutil.rmtree(done, ignore_errors=True)
+    settle(opts.settle)
+    create_rate = probe(tmp / "probe")
+    log(f"the disk creates {create_rate} files a second")
+    env = {**os.environ, **ENV, "HOME": str(tmp)}
+    env.pop("VB_VAULT", None)
+    target = tmp / "vault"
+    log(f"vb clone {bare.as_uri()} (notes {opts.notes}, recent {opts.recent} days)")
+    started = time.perf_counter()
+    result = vb(["clone", bare.as_uri(), str(target), "--recent", str(opts.recent)], env)
+    cloned = time.perf_counter()
+    query = sample_queries(1, seed=7)[0]
+    found = vb(["--vault", str(target), "search", query], env)
+    searched = time.perf_counter()
+    hits = len(found["results"])
+    measures = {
+        "searchable_s": round(searched - started, 2),
+        "clone_s": round(cloned - started, 2),
+        "clone_in_vb_s": result["seconds"],
+        "first_search_s": round(searched - cloned, 2),
+        "first_search_hits": hits,
+        "bytes_fetched": result["bytes_fetched"],
+        "mb_fetched": round(result["bytes_fetched"] / 1e6, 1),
+        "remote_mb": round(size_of(bare) / 1e6, 1),
+        "notes_checked_out": result["notes"],
+        "notes_left_out": result["notes_left_out"],
+        "transcripts_checked_out": result["transcripts"],
+        "transcripts_left_out": result["transcripts_left_out"],
+        "indexed": result["indexed"],
+        "notes": opts.notes,
+        "transcripts": meta["transcripts"],
+        "index_s": result["index_seconds"],
+        # (git's fetch of the blobs and checkout run under the index build: git_s is
+        # what runs before it, the clone of commits and trees and the checks)
+        "git_s": round(result["seconds"] - result["index_seconds"], 2),
+        "partial": result["partial"],
+        "files_created_per_s": create_rate,
+    }
     print(json.dumps(measures, indent=1))
     log(
         f"searchable in {measures['searchable_s']}s: clone {measures['clone_s']}s (git "
