@@ -156,7 +156,8 @@ def clone_vault(
         _check_vault(target, url)
         _check_trusted(target)
         cutoff = plan.days_ago(today or dt.date.today(), recent_days)
-        transcripts = [p for p in sp.files_under(target, "sessions") if plan.is_transcript(p)]
+        files = sp.files_under(target, ".")
+        transcripts = [p for p in files if plan.is_transcript(p)]
         recent = plan.recent_transcripts(
             transcripts, sp.committed_since(target, recent_days), cutoff
         )
@@ -164,7 +165,7 @@ def clone_vault(
         sp.checkout(target, branch)
         tell(f"checking out the notes and {len(recent)} recent transcripts, indexing them")
         stages = [plan.checkout_patterns(transcripts, recent)]
-        if first := plan.first_stage(sp.files_under(target, ".")):
+        if first := plan.first_stage(files):
             stages.insert(0, first)
         with sp.widening(target, stages) as checkout:
             indexing = time.perf_counter()

@@ -70,9 +70,10 @@ FIRST_STAGE_SHARE = 0.1
 
 
 def first_stage(files: Iterable[str]) -> list[str] | None:
-    """Patterns of a big clone's first checkout: the files at the top and about a tenth of
-    the rest, as whole folders of the second level (`/entities/people/*`) outside archive/
-    and sessions/ (whose patterns leave files out). Its blobs come in a fraction of the
+    """Patterns of a big clone's first checkout (`files`: every file of its tree): the files
+    at the top and about a tenth as many as the tree has, as whole folders of the second
+    level (`/entities/people/*`), the smallest first, outside archive/ and sessions/ (whose
+    patterns leave files out). Its blobs come in a fraction of the
     time of all of them, and the index build has them to work on while git fetches the
     rest. None: too few files to gain, or no such folders."""
     sizes: Counter[str] = Counter()

@@ -54,8 +54,13 @@ def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def _err(proc: subprocess.CompletedProcess[bytes]) -> str:
-    text = " ".join(proc.stderr.decode("utf-8", "replace").split())
-    return text.removeprefix("fatal: ") or f"git exited with {proc.returncode}"
+    return _said(proc.stderr, proc.returncode)
+
+
+def _said(stderr: bytes, code: int) -> str:
+    """What git said on stderr, on one line (or its exit code, when it said nothing)."""
+    text = " ".join(stderr.decode("utf-8", "replace").split())
+    return text.removeprefix("fatal: ") or f"git exited with {code}"
 
 
 def _run(*args: str, cwd: Path | None = None, what: str = "", input: bytes | None = None) -> str:
@@ -300,10 +305,8 @@ class Widening:
                 code = self._proc.returncode
                 if code != 0 and not self._stopped:
                     errors.seek(0)
-                    text = " ".join(errors.read().decode("utf-8", "replace").split())
                     self._failed = GitError(
-                        "checking the vault out failed: "
-                        + (text.removeprefix("fatal: ") or f"git exited with {code}"),
+                        f"checking the vault out failed: {_said(errors.read(), code)}",
                         hint="check your access to the remote; nothing was left in the folder",
                     )
                 if code != 0:
