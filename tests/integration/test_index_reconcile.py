@@ -12,7 +12,8 @@ import pytest
 
 from vault_brain.domain.sync.merge import is_note_path
 from vault_brain.storage.files import visible_files
-from vault_brain.storage.index.scan import scan
+from vault_brain.storage.index import scan as scan_module
+from vault_brain.storage.index.scan import scan, walk
 from vault_brain.storage.index.store import Index
 from vault_brain.storage.paths import IGNORED_DIRS, VaultPaths
 from vault_brain.storage.template import init_vault
@@ -25,7 +26,16 @@ def write(root: Path, rel: str, text: str = "---\ntitle: T\n---\nbody\n") -> Pat
     return path
 
 
-def test_the_walk_finds_exactly_what_the_note_rules_name(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("split_from", "kept_open"),
+    [(scan_module.SPLIT_FROM, scan_module.KEPT_OPEN), (1, scan_module.KEPT_OPEN), (1, 0)],
+    ids=["one-process", "half-in-a-child", "half-in-a-child-by-path"],
+)
+def test_the_walk_finds_exactly_what_the_note_rules_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_from: int, kept_open: int
+) -> None:
+    monkeypatch.setattr(scan_module, "SPLIT_FROM", split_from)
+    monkeypatch.setattr(scan_module, "KEPT_OPEN", kept_open)
     root = tmp_path / "vault"
     init_vault(root)
     outside = write(tmp_path, "outside.md")
@@ -55,6 +65,49 @@ def test_the_walk_finds_exactly_what_the_note_rules_name(tmp_path: Path) -> None
     assert not {"MEMORY.md", "STRATEGY.md", "entities/fifo.md"} & set(found)
     st = (root / "deep/a/b/c/d.md").stat()
     assert found["deep/a/b/c/d.md"] == [st.st_mtime_ns, st.st_size]
+    assert walk(VaultPaths(root), split_from=10**9).same_as(walk(VaultPaths(root)))
+
+
+def test_a_walk_whose_child_fails_stats_its_half_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child sends its stamps through `os.write`; made to fail there (in the child: the
+    parent never writes), it exits non-zero and the parent stats the child's half."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    for n in range(40):
+        write(root, f"entities/projects/p{n}.md", f"note {n}\n" * (n + 1))
+    alone = walk(VaultPaths(root), split_from=10**9)
+
+    def refuse(fd: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", refuse)
+    split = walk(VaultPaths(root), split_from=1)
+    assert len(split) == 40 and split.same_as(alone)
+
+
+def test_a_note_removed_between_the_listing_and_its_stat_is_left_out(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    for n in range(10):
+        write(root, f"entities/projects/p{n}.md")
+    folders = scan_module._list(str(root))
+    (root / "entities/projects/p3.md").unlink()
+    (root / "entities/projects/p7.md").unlink()
+    os.mkfifo(root / "entities/projects/p7.md")  # (no longer a regular file)
+    try:
+        total = sum(len(f.names) for f in folders)
+        stamps = scan_module._stamp(folders, 0, total // 2)
+        stamps.extend(scan_module._ChildStamps(folders, total // 2, total).result())
+    finally:
+        for folder in folders:
+            if folder.fd is not None:
+                os.close(folder.fd)
+    seen = scan_module._assemble(folders, stamps)
+    assert sorted(seen.files()) == [
+        f"entities/projects/p{n}.md" for n in range(10) if n not in (3, 7)
+    ]
 
 
 @pytest.fixture
