@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The gate's precision and recall, on labelled sets and on real documentation vaults.
 
-    .venv/bin/python scripts/bench_gate.py [--set dev3|blind1|blind2|heldout3|capture-hostile]
-                                           [--storage] [--vault PATH ...] [--time N]
+    .venv/bin/python scripts/bench_gate.py [--set SET] [--storage] [--vault PATH ...] [--time N]
                                            [--verbose] [--json]
 
-Sets: tests/data/gate/<set>.jsonl (`refuse` and `pass` lines, see its README.md) or
-tests/data/capture/hostile.jsonl (`capture-hostile`: hostile only). `heldout3` is the lead's
-held-out set: run it only at the end.
+SET: dev3, blind1, blind2, heldout3, heldout4 (tests/data/gate/<set>.jsonl: `refuse` and `pass`
+lines, see its README.md) or capture-hostile (tests/data/capture/hostile.jsonl, hostile only).
+`heldout3` was the held-out set of issue 23's first work (run, no longer blind); `heldout4` is
+the next one: run it only at the end of a change, and never with --verbose or --json (which
+name its lines).
 
 - Detector (always): `gate.judge` on each text; refused / passed by label, kind and language,
   and the lines judged against their label (with --verbose).
@@ -55,7 +56,7 @@ from vault_brain.domain import gate  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
 
 HOSTILE = ("injection", "exfiltration", "secret")  # the rest are shapes: code, command, ...
-SETS = ("dev3", "blind1", "blind2", "heldout3", "capture-hostile")
+SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "capture-hostile")
 KEPANO = ROOT / "tests" / "data" / "kepano-vault"
 
 
@@ -328,9 +329,18 @@ def main(argv: list[str] | None = None) -> int:
             para for v in args.vault for _, _, body in _notes(v) for para in body.split("\n\n")
         ]
         report["time"] = timing(texts, args.time)
-    if args.record:  # the per-label and per-language counts stay in --json
-        detected = {k: v for k, v in report["detector"].items() if k != "by"}
-        save_record(f"gate-{args.set}", {**report, "detector": detected, "vaults": {}}, argv=argv)
+    if args.record:  # counts only: the per-label and per-language counts and the lines'
+        # ids stay in --json (a held-out set's lines stay unnamed in the repository)
+        detected = {k: v for k, v in report["detector"].items() if k not in ("by", "wrong")}
+        stored = {
+            path: {k: v for k, v in figures.items() if not k.endswith("_ids")}
+            for path, figures in report.get("storage", {}).items()
+        }
+        save_record(
+            f"gate-{args.set}",
+            {**report, "detector": detected, "storage": stored, "vaults": {}},
+            argv=argv,
+        )
     if args.json:
         print(json.dumps({"version": 1, **report}, ensure_ascii=False, indent=2))
     else:

@@ -189,6 +189,9 @@ def test_a_command_named_in_prose_is_a_mention_unless_dangerous(text: str, ok: b
     assert judge(text).ok is ok, judge(text).reasons
 
 
+HELD_OUT = {"heldout4.jsonl"}  # run only by scripts/bench_gate.py, never read by a test
+
+
 def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:
     """`may_hold_secret` lets a person's note reach an agent without the whole gate when no
     secret detector fires: over every labelled text and real note here, each text whose
@@ -197,6 +200,8 @@ def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:
     notes = (data / "kepano-vault").rglob("*.md")
     texts: list[str] = [p.read_text(encoding="utf-8") for p in notes]
     for path in [*(data / "gate").glob("*.jsonl"), *(data / "capture").glob("*.jsonl")]:
+        if path.name in HELD_OUT:
+            continue
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             texts += [row.get("text", ""), *(m["content"] for m in row.get("messages", []))]
