@@ -10,11 +10,16 @@ wrote by hand (`source: person`, or no `source`) is theirs, never redacted when 
 them and passed to agents with only its secrets redacted; text from conversations, agents,
 extraction and merges is redacted wherever the gate refuses a span. Every refusal is
 counted in the memory events.
+
+An agent's text the rules pass gets a second opinion from its meaning (`second_opinion`:
+a learned model over the e5-small vector, with the embeddings extra installed).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from functools import cache
 
 from vault_brain.app.memory.memo import redacted
 from vault_brain.app.memory.vault import Vault
@@ -46,6 +51,8 @@ def admit(
     check_size(vault, text, source=source, where=where)
     found = judge(text, min_words=MIN_MEMORY_WORDS, max_chars=MAX_MEMORY_CHARS).reasons
     verdict = Verdict(tuple(dict.fromkeys(found + judge(title).reasons)))
+    if verdict.ok and source != PERSON:
+        verdict = second_opinion(vault, text)
     if verdict.ok:
         return []
     if source != PERSON:
@@ -65,6 +72,27 @@ def admit(
         )
     kept = Verdict(tuple(r for r in verdict.reasons if r != "fragment"))
     return [] if kept.ok else [f"{kept.why()}: stored, and left out of what agents are shown"]
+
+
+def second_opinion(vault: Vault, text: str) -> Verdict:
+    """What the learned model (`storage.index.hostile`) finds in an agent's text the rules
+    passed: nothing where the embeddings extra is not installed, or its encoder's files are
+    not the ones checked (then said once in the log: the rules alone decide)."""
+    from vault_brain.storage.index import hostile
+
+    try:
+        found = hostile.kind(text, vault.paths.cache_dir)
+    except ImportError:  # (no embeddings extra)
+        return Verdict()
+    except RuntimeError as exc:  # (a model file that is not the one checked)
+        _warn_once(f"the gate's learned check is off: {exc}")
+        return Verdict()
+    return Verdict((found,)) if found else Verdict()
+
+
+@cache
+def _warn_once(message: str) -> None:
+    logging.getLogger(__name__).warning(message)
 
 
 def check_size(vault: Vault, text: str, *, source: str, where: str) -> None:

@@ -146,8 +146,11 @@ class _E5Small:
     def passages(self, texts: list[str]) -> Any:
         return _unit(self._model.passage(texts))
 
+    def queries(self, texts: list[str]) -> Any:
+        return _unit(self._model.query(texts))
+
     def query(self, text: str) -> Any:
-        return _unit(self._model.query([text]))[0]
+        return self.queries([text])[0]
 
 
 @contextlib.contextmanager
@@ -190,6 +193,9 @@ class _WordLlama:
 
     def passages(self, texts: list[str]) -> Any:
         return _unit(self._model.embed(texts, norm=False, batch_size=len(texts)))
+
+    def queries(self, texts: list[str]) -> Any:
+        return self.passages(texts)
 
     def query(self, text: str) -> Any:
         return self.passages([text])[0]

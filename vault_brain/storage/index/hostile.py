@@ -1,0 +1,80 @@
+"""A second opinion on hostile text, from its meaning: a linear model over the e5-small
+vector of the text (the encoder hybrid search uses, `vectors`).
+
+The gate's rules (`domain.gate`) recognise wordings: on a set written blind, without sight
+of them, they refused half of the hostile texts. A text's multilingual e5 vector carries
+what it asks for whatever the wording or language, and a logistic regression over it,
+trained (`scripts/train_gate.py`) on the project's labelled hostile and benign texts,
+caught 25 of the 28 hostile texts the rules miss among those (5-fold cross-validation)
+while refusing 1% more of the benign ones that look risky.
+
+It is used where an agent stores a memory (`app.memory.guard.admit`), after the rules pass
+a text; it needs the embeddings extra, and without it the rules alone decide. The weights
+(`hostile-e5.json`) name the encoder they were trained on: another one is never scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+MIN_WORDS = 3  # fewer words than this hold no instruction the rules would miss
+_WORDS = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Model:
+    encoder: str  # the `vectors` encoder name and model id the weights belong to
+    model_id: str
+    classes: tuple[str, ...]  # the first is "benign"
+    bias: tuple[float, ...]
+    weights: tuple[tuple[float, ...], ...]  # one row per class
+    threshold: float  # hostile when the probability of "benign" is below it
+
+    def kind(self, vector: list[float]) -> str | None:
+        scores = [
+            bias + math.fsum(w * x for w, x in zip(row, vector, strict=True))
+            for bias, row in zip(self.bias, self.weights, strict=True)
+        ]
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        if exps[0] / math.fsum(exps) >= self.threshold:
+            return None
+        return self.classes[max(range(1, len(exps)), key=exps.__getitem__)]
+
+
+@cache
+def model() -> Model:
+    meta = json.loads(
+        resources.files(__package__).joinpath("hostile-e5.json").read_text(encoding="utf-8")
+    )
+    return Model(
+        meta["encoder"],
+        meta["model_id"],
+        tuple(meta["classes"]),
+        tuple(meta["bias"]),
+        tuple(tuple(row) for row in meta["weights"]),
+        float(meta["threshold"]),
+    )
+
+
+def kind(text: str, state_dir: Path | None) -> str | None:
+    """The hostile kind ("injection", "exfiltration", "secret") the model gives `text`, or
+    None. Raises `vectors.EmbeddingsMissing` without the embeddings extra and
+    `vectors.ModelMismatch` when the encoder is not the one the weights were trained on."""
+    if len(_WORDS.findall(text)) < MIN_WORDS:
+        return None
+    from vault_brain.storage.index import vectors
+
+    learned = model()
+    enc = vectors.encoder(learned.encoder, state_dir)
+    if enc.model_id != learned.model_id:
+        raise vectors.ModelMismatch(
+            f"the gate's weights are for {learned.model_id}, not {enc.model_id}"
+        )
+    return learned.kind(enc.query(text[: vectors.MAX_CHARS]).tolist())
