@@ -92,7 +92,8 @@ def test_a_note_removed_between_the_listing_and_its_stat_is_left_out(tmp_path: P
     init_vault(root)
     for n in range(10):
         write(root, f"entities/projects/p{n}.md")
-    folders = scan_module._list(str(root))
+    folders: list[scan_module._Folder] = []
+    scan_module._list(str(root), folders)
     (root / "entities/projects/p3.md").unlink()
     (root / "entities/projects/p7.md").unlink()
     os.mkfifo(root / "entities/projects/p7.md")  # (no longer a regular file)

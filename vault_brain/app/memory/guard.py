@@ -82,10 +82,9 @@ def second_opinion(vault: Vault, text: str) -> Verdict:
 
     try:
         found = hostile.kind(text, vault.paths.cache_dir)
-    except ImportError:  # (no embeddings extra)
-        return Verdict()
-    except RuntimeError as exc:  # (a model file that is not the one checked)
-        _warn_once(f"the gate's learned check is off: {exc}")
+    except hostile.Unavailable as exc:
+        if not isinstance(exc.__cause__, ImportError):  # (the extra is optional)
+            _warn_once(f"the gate's learned check is off: {exc}")
         return Verdict()
     return Verdict((found,)) if found else Verdict()
 

@@ -63,18 +63,25 @@ def model() -> Model:
     )
 
 
+class Unavailable(Exception):
+    """The check cannot run here: no embeddings extra, or an encoder whose files are not
+    the ones checked, or not the one the weights were trained on."""
+
+
 def kind(text: str, state_dir: Path | None) -> str | None:
     """The hostile kind ("injection", "exfiltration", "secret") the model gives `text`, or
-    None. Raises `vectors.EmbeddingsMissing` without the embeddings extra and
-    `vectors.ModelMismatch` when the encoder is not the one the weights were trained on."""
+    None; `Unavailable` where it cannot run."""
     if len(_WORDS.findall(text)) < MIN_WORDS:
         return None
-    from vault_brain.storage.index import vectors
-
+    try:
+        from vault_brain.storage.index import vectors
+    except ImportError as exc:  # (numpy, with the rest of the extra, is not installed)
+        raise Unavailable(str(exc)) from exc
     learned = model()
-    enc = vectors.encoder(learned.encoder, state_dir)
+    try:
+        enc = vectors.encoder(learned.encoder, state_dir)
+    except (vectors.EmbeddingsMissing, vectors.ModelMismatch) as exc:
+        raise Unavailable(str(exc)) from exc
     if enc.model_id != learned.model_id:
-        raise vectors.ModelMismatch(
-            f"the gate's weights are for {learned.model_id}, not {enc.model_id}"
-        )
+        raise Unavailable(f"its weights are for {learned.model_id}, not {enc.model_id}")
     return learned.kind(enc.query(text[: vectors.MAX_CHARS]).tolist())

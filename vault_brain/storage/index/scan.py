@@ -128,9 +128,10 @@ def walk(paths: VaultPaths, split_from: int | None = None) -> Walk:
     nothing changed is this loop, and each call or lookup it makes per note costs it 2-3%."""
     remove_dead_temps(paths.sessions_dir, paths.logs_dir)
     with bulk_allocation():
-        folders = _list(str(paths.root))
+        folders: list[_Folder] = []
         child = None
         try:
+            _list(str(paths.root), folders)
             total = sum(len(f.names) for f in folders)
             split = total >= (SPLIT_FROM if split_from is None else split_from)
             half = total // 2 if split and _SECOND_CORE else total
@@ -148,11 +149,11 @@ def walk(paths: VaultPaths, split_from: int | None = None) -> Walk:
         return _assemble(folders, stamps)
 
 
-def _list(root: str) -> list[_Folder]:
-    """Every folder that may hold notes, with the names of the notes in it; a symlink (or
-    another file the listing cannot tell regular) is checked and stat'ed here."""
+def _list(root: str, listed: list[_Folder]) -> None:
+    """Every folder that may hold notes, with the names of the notes in it, added to
+    `listed` (the caller closes their descriptors, whatever happens); a symlink (or another
+    file the listing cannot tell regular) is checked and stat'ed here."""
     real_root = os.path.realpath(root)
-    listed: list[_Folder] = []
     stack = [(root, "")]
     while stack:
         path, prefix = stack.pop()
@@ -200,7 +201,6 @@ def _list(root: str) -> list[_Folder]:
         if len(listed) > KEPT_OPEN:
             os.close(fd)
             folder.fd = None
-    return listed
 
 
 def _stamp(folders: list[_Folder], start: int, stop: int) -> array[int]:

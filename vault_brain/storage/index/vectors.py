@@ -194,9 +194,6 @@ class _WordLlama:
     def passages(self, texts: list[str]) -> Any:
         return _unit(self._model.embed(texts, norm=False, batch_size=len(texts)))
 
-    def queries(self, texts: list[str]) -> Any:
-        return self.passages(texts)
-
     def query(self, text: str) -> Any:
         return self.passages([text])[0]
 
