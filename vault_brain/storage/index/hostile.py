@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-
-MIN_WORDS = 3  # fewer words than this hold no instruction the rules would miss
-_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -64,20 +60,22 @@ def model() -> Model:
 
 
 class Unavailable(Exception):
-    """The check cannot run here: no embeddings extra, or an encoder whose files are not
-    the ones checked, or not the one the weights were trained on."""
+    """The check cannot run here: no embeddings extra, weights that do not load, or an
+    encoder whose files are not the ones checked, or not the one the weights were trained
+    on."""
 
 
 def kind(text: str, state_dir: Path | None) -> str | None:
     """The hostile kind ("injection", "exfiltration", "secret") the model gives `text`, or
     None; `Unavailable` where it cannot run."""
-    if len(_WORDS.findall(text)) < MIN_WORDS:
-        return None
     try:
         from vault_brain.storage.index import vectors
     except ImportError as exc:  # (numpy, with the rest of the extra, is not installed)
         raise Unavailable(str(exc)) from exc
-    learned = model()
+    try:
+        learned = model()
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # (a damaged install)
+        raise Unavailable(f"its weights (hostile-e5.json) do not load: {exc}") from exc
     try:
         enc = vectors.encoder(learned.encoder, state_dir)
     except (vectors.EmbeddingsMissing, vectors.ModelMismatch) as exc:
