@@ -192,9 +192,12 @@ def capture_scores(
     conversations: Sequence[dict[str, Any]],
     split: str = "all",
     needles: dict[str, list[str]] | None = None,
+    screened: bool = False,
 ) -> dict[str, Any]:
     """Recall and precision of `capture()` on the conversations of `split`, by kind and
-    overall, with the misses, false positives, captured non-facts and leaked needles."""
+    overall, with the misses, false positives, captured non-facts and leaked needles.
+    `screened`: without the candidates the gate's learned check refuses, as a flush keeps
+    them (`app.memory.guard.screen`; needs the embeddings extra)."""
     needles = load_needles() if needles is None else needles
     facts_by_kind: Counter[str] = Counter()
     recalled_by_kind: Counter[str] = Counter()
@@ -209,6 +212,11 @@ def capture_scores(
     for conversation in chosen:
         messages = messages_of(conversation)
         candidates = capture(messages).candidates
+        if screened:
+            from vault_brain.storage.index import hostile
+
+            flagged = hostile.kinds([c.text for c in candidates], None)
+            candidates = [c for c, kind in zip(candidates, flagged, strict=True) if not kind]
         facts = conversation["facts"]
         for fact in facts:
             facts_by_kind[fact["kind"]] += 1
@@ -823,18 +831,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="pipeline: build the vaults in this new folder and keep them",
     )
+    parser.add_argument(
+        "--screened",
+        action="store_true",
+        help="capture: leave out what the gate's learned check refuses, as a flush does",
+    )
     parser.add_argument("--verbose", action="store_true", help="list misses (and false positives)")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     add_record_option(parser)
     args = parser.parse_args(argv)
     if args.stage == "capture":
         if args.set == "corpus":
-            scores = capture_scores(load_corpus(), args.split)
+            scores = capture_scores(load_corpus(), args.split, screened=args.screened)
         else:
-            scores = capture_scores(load_jsonl(CORPUS / f"{args.set}.jsonl"), "all")
+            rows = load_jsonl(CORPUS / f"{args.set}.jsonl")
+            scores = capture_scores(rows, "all", screened=args.screened)
             scores["split"] = f"{args.set}.jsonl"
         if args.record:
             family = args.set if args.split == "all" else f"{args.set}-{args.split}"
+            family += "-screened" if args.screened else ""
             kinds = [k["recall"] for k in scores["by_kind"].values() if k["recall"] is not None]
             weakest = {"lowest_kind_recall": min(kinds)} if kinds else {}
             save_record(f"capture-{family}", {**scores, **weakest}, argv=argv)

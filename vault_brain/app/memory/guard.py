@@ -12,14 +12,17 @@ extraction and merges is redacted wherever the gate refuses a span. Every refusa
 counted in the memory events.
 
 An agent's text the rules pass gets a second opinion from its meaning (`second_opinion`:
-a learned model over the e5-small vector, with the embeddings extra installed).
+a learned model over the e5-small vector, with the embeddings extra installed), and so does
+what a conversation leaves behind: the statements a flush captures and the summaries of
+flushes, compactions and `vb serve`'s conversations (`screen`, `screened`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 from vault_brain.app.memory.memo import redacted
 from vault_brain.app.memory.vault import Vault
@@ -28,6 +31,9 @@ from vault_brain.domain.gate import MAX_SCAN_CHARS, Verdict, judge
 from vault_brain.domain.gate.redaction import TITLE_REASONS
 from vault_brain.domain.notes.model import PERSON as BY_PERSON
 from vault_brain.storage.events import refused
+
+if TYPE_CHECKING:
+    from vault_brain.domain.sessions.summarize import Summary
 
 PERSON = "cli"  # the one source that is a person at a keyboard; every other is an agent
 PERSON_REDACTED = ("secret",)  # what of a person's own note an agent is not shown
@@ -78,15 +84,33 @@ def second_opinion(vault: Vault, text: str) -> Verdict:
     """What the learned model (`storage.index.hostile`) finds in an agent's text the rules
     passed: nothing where the embeddings extra is not installed, or its encoder's files are
     not the ones checked (then said once in the log: the rules alone decide)."""
+    found = screen(vault, [text])
+    return Verdict((found[text],)) if text in found else Verdict()
+
+
+def screen(vault: Vault, texts: Sequence[str]) -> dict[str, str]:
+    """Of `texts` the rules passed, those the learned model finds hostile, each with its
+    reason: what a conversation leaves in memory or in an agent's context (captured
+    statements, a summary's items) gets the second opinion an agent's store does. Empty
+    where the model cannot run (see `second_opinion`)."""
     from vault_brain.storage.index import hostile
 
+    unique = list(dict.fromkeys(t for t in texts if t.strip()))
+    if not unique:
+        return {}
     try:
-        found = hostile.kind(text, vault.paths.cache_dir)
+        found = hostile.kinds(unique, vault.paths.cache_dir)
     except hostile.Unavailable as exc:
         if not isinstance(exc.__cause__, ImportError):  # (the extra is optional)
             _warn_once(f"the gate's learned check is off: {exc}")
-        return Verdict()
-    return Verdict((found,)) if found else Verdict()
+        return {}
+    return {text: kind for text, kind in zip(unique, found, strict=True) if kind}
+
+
+def screened(vault: Vault, summary: Summary) -> Summary:
+    """`summary` without the items (and, of a model's prose, the sentences) the learned
+    model finds hostile (`screen`), counted in its `refused`."""
+    return summary.without(screen(vault, summary.screenable()))
 
 
 @cache

@@ -25,7 +25,7 @@ from typing import Any
 from vault_brain.app.api import MemoryAPI
 from vault_brain.app.memory.agents import check_readable, load_agent, readable_filters
 from vault_brain.app.memory.credit import record_retrieval
-from vault_brain.app.memory.guard import for_agent
+from vault_brain.app.memory.guard import for_agent, screened
 from vault_brain.app.memory.memo import token_count
 from vault_brain.app.memory.results import Result, result, to_json
 from vault_brain.app.memory.vault import Vault
@@ -236,7 +236,7 @@ def roll_summary(vault: Vault, session: str, llm: JSONChat | None) -> str | None
     source = [{"role": _role(r), "content": str(r.get("content") or "")} for r in new]
     if llm is not None and previous.get("summary"):
         source.insert(0, {"role": "user", "content": f"(Summary so far: {previous['summary']})"})
-    summary = summarize(source, llm, max_words=SUMMARY_WORDS)
+    summary = screened(vault, summarize(source, llm, max_words=SUMMARY_WORDS))
     record: dict[str, Any] = {"type": "summary", "through": seq_of(new[-1].get("id"))}
     lists = ("decisions", "facts", "open_questions", "names")
     if summary.method == METHOD_LLM:

@@ -4,6 +4,7 @@ transcript. The raw lines stay; context building starts from the latest summary.
 
 from __future__ import annotations
 
+from vault_brain.app.memory.guard import screened
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
 from vault_brain.app.sessions.flush import FlushResult, flush
@@ -76,7 +77,7 @@ def compact(
         return result
     if policy.flush_before_compaction:
         result.flush = flush(vault, session, through=seq_of(result.last), llm=llm)
-    summary = summarize(source, llm, max_words=400)
+    summary = screened(vault, summarize(source, llm, max_words=400))
     kept = live[len(older) :]
     result.summary = summary.text
     result.method = summary.method

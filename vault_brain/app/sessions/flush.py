@@ -21,6 +21,7 @@ from typing import Any
 
 from vault_brain.app.memory.apply import apply_plan
 from vault_brain.app.memory.entities import EntityFeed, fact_key, new_note_text
+from vault_brain.app.memory.guard import screen
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.supersession import older_statements, superseding_actions
 from vault_brain.app.memory.vault import Vault
@@ -97,6 +98,11 @@ def flush(
         return result
     result.first, result.last = str(messages[0]["id"]), str(messages[-1]["id"])
     report = capture(messages)
+    hostile = screen(vault, [c.text for c in report.candidates])
+    for candidate in report.candidates:
+        if candidate.text in hostile:
+            report.dropped[hostile[candidate.text]] += 1
+    report.candidates = [c for c in report.candidates if c.text not in hostile]
     result.dropped = {k: v for k, v in report.dropped.items() if v}
     vault.reconcile()
     feed = EntityFeed(vault, vault.policy.initial_score)
@@ -188,9 +194,9 @@ def _episode_action(
     messages: list[dict[str, Any]],
     llm: JSONChat | None,
     now: dt.datetime | None,
-    scope: str = GLOBAL,
-    captured: bool = False,
-    result: FlushResult | None = None,
+    scope: str,
+    captured: bool,
+    result: FlushResult,
 ) -> Action | None:
     """The span's episode note, or None: flushed before, or nothing durable in it (no
     decision, fact or open question: nothing from nothing; the transcript keeps the words)."""
@@ -202,14 +208,18 @@ def _episode_action(
             return None  # this span was flushed before (its record may have been lost in a crash)
     rel = f"{episode_folder(vault.paths, moment)}/{name}"
     summary = summarize(messages, llm)
+    hostile = screen(vault, summary.screenable())
+    summary = summary.without(hostile)
+    for reason in hostile.values():
+        result.dropped[reason] = result.dropped.get(reason, 0) + 1
     if not durable(summary, captured):
-        if result is not None:
-            result.plan.notes.append(
-                f"no episode for {first}–{last}: no decisions, facts or open questions"
-            )
+        result.plan.notes.append(
+            f"no episode for {first}–{last}: no decisions, facts or open questions"
+        )
         return None
     body = [f"Session `{session}`, messages {first}–{last}.", "", summary.text.strip()]
-    title = clip_words(_title(summary, messages, f"{first}–{last}"), TITLE_LIMIT)
+    title = _title(summary, messages, f"{first}–{last}")
+    title = clip_words(f"{first}–{last}" if screen(vault, [title]) else title, TITLE_LIMIT)
     note_id = f"episode-general-session-{slugify(session)}-{first}-{last}"
     meta: dict[str, Any] = {
         "id": note_id,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
@@ -39,6 +39,42 @@ class Summary:
     message_ids: list[str] = field(default_factory=list)
     refused: dict[str, int] = field(default_factory=dict)
     """What the gate kept out of the summary, by reason."""
+    total: int = 0
+    """The messages summarized."""
+
+    def screenable(self) -> list[str]:
+        """What of the summary may carry another party's words: its decisions, facts and
+        open questions, and a model's prose sentence by sentence (the offline prose is
+        made of the items)."""
+        prose = prose_sentences(self.text)[0] if self.method == METHOD_LLM else []
+        return [*self.decisions, *self.facts, *self.open_questions, *prose]
+
+    def without(self, flagged: Mapping[str, str]) -> Summary:
+        """This summary without the `flagged` items and prose sentences (each with the
+        reason it was refused), counted in `refused`."""
+        if not flagged:
+            return self
+        refused = Counter(self.refused)
+        refused.update(flagged[t] for t in dict.fromkeys(self.screenable()) if t in flagged)
+        decisions, facts, questions = (
+            [item for item in items if item not in flagged]
+            for items in (self.decisions, self.facts, self.open_questions)
+        )
+        if self.method == METHOD_LLM:
+            text = self.text
+            for sentence in flagged:
+                text = text.replace(sentence, "")
+            text = " ".join(text.split())
+        else:
+            text = _render_summary(decisions, facts, questions, self.names, self.total)
+        return replace(
+            self,
+            text=text,
+            decisions=decisions,
+            facts=facts,
+            open_questions=questions,
+            refused=dict(refused),
+        )
 
 
 _DECISION = re.compile(
@@ -229,7 +265,9 @@ def summarize_offline(
     names = _names(transcript)
     ids = [str(m["id"]) for m in messages if m.get("id") is not None]
     text = _render_summary(decisions, facts, questions, names, len(messages))
-    return Summary(text, method, decisions, facts, questions, names, ids, dict(refused))
+    return Summary(
+        text, method, decisions, facts, questions, names, ids, dict(refused), len(messages)
+    )
 
 
 def _string_list(value: object, name: str) -> list[str]:
@@ -304,6 +342,7 @@ def summarize(
             safe("names"),
             ids,
             {k: v for k, v in refused.items() if v},
+            len(messages),
         )
 
     return run_with_fallback(

@@ -8,9 +8,11 @@ trained (`scripts/train_gate.py`) on the project's labelled hostile and benign t
 caught 25 of the 28 hostile texts the rules miss among those (5-fold cross-validation)
 while refusing 1% more of the benign ones that look risky.
 
-It is used where an agent stores a memory (`app.memory.guard.admit`), after the rules pass
-a text; it needs the embeddings extra, and without it the rules alone decide. The weights
-(`hostile-e5.json`) name the encoder they were trained on: another one is never scored.
+It is used where an agent stores a memory (`app.memory.guard.admit`) and on what a
+conversation leaves in memory or context (`guard.screen`: captured statements, summaries),
+after the rules pass a text; it needs the embeddings extra, and without it the rules alone
+decide. The weights (`hostile-e5.json`) name the encoder they were trained on: another one is
+never scored.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ class Unavailable(Exception):
     on."""
 
 
-def kind(text: str, state_dir: Path | None) -> str | None:
-    """The hostile kind ("injection", "exfiltration", "secret") the model gives `text`, or
-    None; `Unavailable` where it cannot run."""
+def kinds(texts: list[str], state_dir: Path | None) -> list[str | None]:
+    """The hostile kind ("injection", "exfiltration", "secret") the model gives each text,
+    or None; `Unavailable` where it cannot run. One batch through the encoder."""
     try:
         from vault_brain.storage.index import vectors
     except ImportError as exc:  # (numpy, with the rest of the extra, is not installed)
@@ -82,4 +84,7 @@ def kind(text: str, state_dir: Path | None) -> str | None:
         raise Unavailable(str(exc)) from exc
     if enc.model_id != learned.model_id:
         raise Unavailable(f"its weights are for {learned.model_id}, not {enc.model_id}")
-    return learned.kind(enc.query(text[: vectors.MAX_CHARS]).tolist())
+    if not texts:
+        return []
+    found = enc.queries([text[: vectors.MAX_CHARS] for text in texts])
+    return [learned.kind(vector.tolist()) for vector in found]
