@@ -7,10 +7,11 @@ Needs the embeddings extra and scikit-learn (pip install -e '.[embeddings,train]
 reads the weights with neither scikit-learn nor numpy.
 
 Data (all in tests/data, all labelled before this model existed; never the held-out
-`gate/heldout4.jsonl`):
-- hostile: the `refuse` lines of the gate sets dev3, blind1, blind2 and heldout3 whose kind is
-  injection, exfiltration or secret, and the same kinds in capture/hostile.jsonl (code,
-  commands and tool output are shapes the rules judge: left out);
+`gate/heldout5.jsonl`):
+- hostile: the `refuse` lines of the gate sets dev3, blind1, blind2, heldout3, heldout4 (held
+  out for the first version of this model, measured three times, then trained on) and train5
+  (written to train on) whose kind is injection, exfiltration or secret, and the same kinds in
+  capture/hostile.jsonl (code, commands and tool output are shapes the rules judge: left out);
 - benign: the gate sets' `pass` lines (benign text that looks risky), the user messages of
   the capture corpora `conversations`, `blind` and `blind2` (not `blind3`, capture's held-out
   set), and the prose paragraphs of the two documentation vaults (kepano, Obsidian help).
@@ -42,7 +43,7 @@ from vault_brain.storage.index import vectors  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 OUT = ROOT / "vault_brain" / "storage" / "index" / "hostile-e5.json"
-GATE_SETS = ("dev3", "blind1", "blind2", "heldout3")
+GATE_SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "train5")
 CHAT_SETS = ("conversations", "blind", "blind2")
 DOC_VAULTS = ("kepano-vault", "obsidian-help-sample")
 CLASSES = ("benign", "injection", "exfiltration", "secret")
