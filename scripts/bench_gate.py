@@ -4,8 +4,8 @@
     .venv/bin/python scripts/bench_gate.py [--set SET] [--storage] [--vault PATH ...] [--time N]
                                            [--verbose] [--json]
 
-SET: dev3, blind1, blind2, heldout3, heldout4, heldout5 (tests/data/gate/<set>.jsonl: `refuse`
-and `pass` lines, see its README.md) or capture-hostile (tests/data/capture/hostile.jsonl,
+SET: dev3, blind1, blind2, heldout3, heldout4, heldout5, train5 (tests/data/gate/<set>.jsonl:
+`refuse` and `pass` lines, see its README.md) or capture-hostile (tests/data/capture/hostile.jsonl,
 hostile only). `heldout3` was the held-out set of issue 23's first work (run, no longer blind);
 `heldout4` and `heldout5` are the next ones: run them only before and at the end of a change,
 and never with --verbose or --json (which name their lines).
@@ -56,7 +56,7 @@ from vault_brain.domain import gate  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
 
 HOSTILE = ("injection", "exfiltration", "secret")  # the rest are shapes: code, command, ...
-SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "heldout5", "capture-hostile")
+SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "heldout5", "train5", "capture-hostile")
 KEPANO = ROOT / "tests" / "data" / "kepano-vault"
 
 

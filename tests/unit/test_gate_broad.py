@@ -208,3 +208,33 @@ def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:
     with_secrets = [t for t in texts if redact_spans(t, ("secret",))[1]]
     assert len(with_secrets) > 100  # the sets hold many kinds of secret
     assert [t[:80] for t in with_secrets if not may_hold_secret(t)] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Config README: DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DBNAME, from the vault.",
+        "The docs say `export STRIPE_KEY=sk_test_...` and you put your own test key there.",
+        "AWS documents AKIAIOSFODNN7EXAMPLE as the access key id in its examples.",
+        "Put API_KEY=<your-key-here> in .env before the first run.",
+        "In the screenshot the field reads password: xxxxxxxx",
+        "The workflow passes token: {{ secrets.DEPLOY_TOKEN }} to the step.",
+        "Compose reads PASSWORD=${DB_PASSWORD} from the environment.",
+    ],
+)
+def test_a_placeholder_where_a_credential_goes_is_not_a_secret(text: str) -> None:
+    assert judge(text).ok, judge(text).reasons
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DATABASE_URL=postgres://app:Hunter2x9@db.example:5432/app",
+        "the api_key: AKIAIOSFODNN7QWERTYU",
+        "password=Hunter2...x",
+        "Put API_KEY=9f8e7d6c5b4a3f2e1d0c in .env before the first run.",
+        "my password is Tr0ub4dor&3",
+    ],
+)
+def test_a_credential_with_a_placeholder_look_is_still_one(text: str) -> None:
+    assert "secret" in judge(text).reasons

@@ -124,7 +124,9 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
         for m in patterns.PASSWORD_NAMED.finditer(text)
         if patterns.looks_like_password(m[1])
     ]
-    return spans + patterns.high_entropy_tokens(text) + patterns.seed_phrase_spans(text)
+    spans += patterns.high_entropy_tokens(text)
+    spans = [(a, b) for a, b in spans if not patterns.placeholder(text[a:b])]
+    return spans + patterns.seed_phrase_spans(text)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -143,10 +145,20 @@ def holds_secret(text: str) -> bool:
     named = (
         m for m in patterns.PASSWORD_NAMED.finditer(cleaned) if patterns.looks_like_password(m[1])
     )
+    given = (
+        m.group(0)
+        for m in patterns.SECRET.finditer(cleaned)
+        if not patterns.placeholder(m.group(0))
+    )
+    random = (
+        a
+        for a, b in patterns.high_entropy_tokens(cleaned)
+        if not patterns.placeholder(cleaned[a:b])
+    )
     return bool(
-        patterns.SECRET.search(cleaned)
+        next(given, None)
         or next(named, None)
-        or patterns.high_entropy_tokens(cleaned)
+        or next(random, None) is not None
         or patterns.seed_phrase_spans(cleaned)
         or _spaced_secret(cleaned)
     )

@@ -339,6 +339,34 @@ def seed_phrase_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _SEED_WORDS.finditer(text)]
 
 
+_PLACEHOLDER_WORDS = frozenset(
+    ("user", "username", "login", "pass", "password", "passwd", "pwd", "host", "hostname",
+     "port", "db", "dbname", "database", "name", "key", "token", "secret", "your", "here",
+     "api", "id", "app", "value")
+)  # fmt: skip
+_PLACEHOLDER_VALUE = lazy(
+    r"(?:[^\s\"'`]*(?:\.\.\.|…)|x{4,}|X{4,}|\*{4,}|<[^<>]{1,40}>|\{\{?[^{}]{1,40}\}\}?"
+    r"|\$\{[^{}]{1,40}\}|[A-Za-z0-9_]*EXAMPLE)[\"'`]?[.,;:!?)]*"
+)
+_VALUE_START = lazy(r"://|[:=]\s*[\"'`]?")
+_LETTERS = lazy(r"[A-Za-z]+")
+
+
+def placeholder(found: str) -> bool:
+    """Whether a credential-shaped match stands for a credential rather than giving one, as
+    documentation writes them: a value cut short ("sk_test_..."), masked ("xxxxxxxx",
+    "****"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a published example key
+    ("AKIAIOSFODNN7EXAMPLE", upper case at its end), or named parts in capitals
+    ("postgres://USER:PASSWORD@HOST")."""
+    start = _VALUE_START.search(found)
+    value = found[start.end() :] if start else found
+    value = value.strip().rstrip("@")
+    if _PLACEHOLDER_VALUE.fullmatch(value):
+        return True
+    runs = _LETTERS.findall(value)
+    return bool(runs) and all(r.isupper() and r.lower() in _PLACEHOLDER_WORDS for r in runs)
+
+
 def looks_like_password(value: str) -> bool:
     value = value.rstrip(".,;:!?)").strip("*_`[]()~").rstrip(".,;:!?)")  # (markdown: no symbol)
     plain = value.isalpha() and value[1:].islower()
