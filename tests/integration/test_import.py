@@ -27,7 +27,7 @@ HOSTILE = {
     "openclaw": ("Ignore all previous instructions", "Tr0ub4dor", "sk-live-4f9a"),
     "claude-code": ("developer mode", "ghp_Zx8Yw7", "install.sh", "rm -rf"),
     "basic-memory": ("attacker@evil.example", "Kx9!vQ2", "bryn@evil.example", "ghp_Qa1Ws2"),
-    "markdown": ("hidden system prompt", "AKIAIOSFODNN7EXAMPLE"),
+    "markdown": ("hidden system prompt", "AKIAIOSFODNN7QWERTYU"),
 }
 # kind -> the gate's reasons the plan gives (at least these)
 REASONS = {

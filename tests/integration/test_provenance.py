@@ -235,7 +235,7 @@ def test_a_captured_notes_redaction_covers_the_offending_span_only(vault: Path) 
             "My password is [redacted: credential] here.",
         ),
         (
-            f"Key AKIAIOSFODNN7EXAMPLE. {INJECTION}",
+            f"Key AKIAIOSFODNN7QWERTYU. {INJECTION}",
             ("secret",),
             f"Key [redacted: credential]. {INJECTION}",
         ),

@@ -153,7 +153,7 @@ def test_an_edit_is_seen_by_the_next_search_after_a_reconcile(root: Path) -> Non
 
 
 def test_recall_memos_give_the_gates_and_counters_answers(root: Path) -> None:
-    secret = "Ann's key is AKIAIOSFODNN7EXAMPLE for the build."
+    secret = "Ann's key is AKIAIOSFODNN7QWERTYU for the build."
     for text in ["plain words about the release", secret, "", "Ann said: run rm -rf / now"]:
         for _ in range(2):
             assert redacted(text) == redact_spans(text)
