@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from vault_brain.app.api import MemoryAPI
-from vault_brain.app.memory import guard
+from vault_brain.app.memory import guard, memo
 from vault_brain.domain.errors import RefusedError
 from vault_brain.domain.gate import judge
 
@@ -85,6 +85,7 @@ def test_without_the_encoder_the_rules_alone_decide(
 
     monkeypatch.setattr(vectors, "encoder", missing)
     guard._warn_once.cache_clear()
+    memo.forget_learned()  # (verdicts of the model this process had before)
     agent = MemoryAPI.open(vault, source="mcp")
     try:
         with caplog.at_level(logging.WARNING):

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
-from vault_brain.app.memory.memo import redacted
+from vault_brain.app.memory.memo import learned, redacted
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.errors import RefusedError
 from vault_brain.domain.gate import MAX_SCAN_CHARS, Verdict, judge
@@ -99,7 +99,7 @@ def screen(vault: Vault, texts: Sequence[str]) -> dict[str, str]:
     if not unique:
         return {}
     try:
-        found = hostile.kinds(unique, vault.paths.cache_dir)
+        found = learned(unique, lambda fresh: hostile.kinds(fresh, vault.paths.cache_dir))
     except hostile.Unavailable as exc:
         if not isinstance(exc.__cause__, ImportError):  # (the extra is optional)
             _warn_once(f"the gate's learned check is off: {exc}")
