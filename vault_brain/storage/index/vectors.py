@@ -213,16 +213,19 @@ def encoder(name: str = DEFAULT, state_dir: Path | None = None) -> Any:
     return _loaded[name]
 
 
-def embed(texts: list[str], name: str = DEFAULT, state_dir: Path | None = None) -> Any:
-    """Unit passage vectors (float32, one row per text, each cut to `MAX_CHARS`); an empty
-    text gets a zero row."""
+def embed(
+    texts: list[str], name: str = DEFAULT, state_dir: Path | None = None, *, queries: bool = False
+) -> Any:
+    """Unit passage vectors (float32, one row per text, each cut to `MAX_CHARS`), or with
+    `queries` the query vectors; an empty text gets a zero row."""
     enc = encoder(name, state_dir)
+    encode = enc.queries if queries else enc.passages
     out = np.zeros((len(texts), enc.dim), dtype=np.float32)
     # similar lengths in a batch: both engines pad or window a batch by its longest text
     order = sorted((i for i, t in enumerate(texts) if t.strip()), key=lambda i: len(texts[i]))
     for start in range(0, len(order), BATCH):
         part = order[start : start + BATCH]
-        out[part] = enc.passages([texts[i][:MAX_CHARS] for i in part])
+        out[part] = encode([texts[i][:MAX_CHARS] for i in part])
     return out
 
 
