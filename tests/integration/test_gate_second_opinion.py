@@ -165,3 +165,15 @@ def test_a_compaction_summary_carries_none_of_the_steering(vault: Path, cli: Any
     (compaction,) = [r for r in records if r["type"] == "compaction"]
     assert "release to Friday" in json.dumps(compaction)
     assert "refund" not in json.dumps(compaction) and "Zorblax" not in json.dumps(compaction)
+
+
+def test_the_policy_can_leave_the_rules_alone_to_decide(vault: Path) -> None:
+    strategy = vault / "STRATEGY.md"
+    strategy.write_text(
+        strategy.read_text().replace("---\n", "---\ngate_learned_check: false\n", 1)
+    )
+    agent = MemoryAPI.open(vault, source="mcp")
+    try:
+        assert agent.add("entity", "Refunds", PAST_THE_RULES[0], "work").note.path
+    finally:
+        agent.close()

@@ -92,11 +92,12 @@ def screen(vault: Vault, texts: Sequence[str]) -> dict[str, str]:
     """Of `texts` the rules passed, those the learned model finds hostile, each with its
     reason: what a conversation leaves in memory or in an agent's context (captured
     statements, a summary's items) gets the second opinion an agent's store does. Empty
-    where the model cannot run (see `second_opinion`)."""
+    where the model cannot run (see `second_opinion`) or the policy turns it off
+    (`gate_learned_check`)."""
     from vault_brain.storage.index import hostile
 
     unique = list(dict.fromkeys(t for t in texts if t.strip()))
-    if not unique:
+    if not unique or not vault.policy.gate_learned_check:
         return {}
     try:
         found = learned(unique, lambda fresh: hostile.kinds(fresh, vault.paths.cache_dir))

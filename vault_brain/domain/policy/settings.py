@@ -177,6 +177,13 @@ class Policy:
     flush_before_compaction: bool = _setting(
         True, "bool", "flush durable memories first", "context"
     )
+    gate_learned_check: bool = _setting(
+        True,
+        "bool",
+        "also refuse what the gate's learned model finds hostile in agents' memories and in "
+        "what conversations leave (with the embeddings extra; off: the rules alone decide)",
+        "context",
+    )
     session_retention_days: float = _setting(
         30.0, "float", "sessions older than this are archived", "context"
     )
