@@ -108,12 +108,7 @@ def main() -> int:
     texts, labels, group_list = examples()
     y, groups = np.array(labels), np.array(group_list)
     enc = vectors.encoder(vectors.E5)
-    x = np.vstack(
-        [
-            enc.queries([t[: vectors.MAX_CHARS] for t in texts[at : at + vectors.BATCH]])
-            for at in range(0, len(texts), vectors.BATCH)
-        ]
-    )
+    x = vectors.embed(texts, vectors.E5, queries=True)  # (as `hostile.kinds` embeds them)
     print(
         f"{len(texts)} texts: "
         + ", ".join(f"{c} {int((y == i).sum())}" for i, c in enumerate(CLASSES))

@@ -168,6 +168,12 @@ def test_a_compaction_summary_carries_none_of_the_steering(vault: Path, cli: Any
 
 
 def test_the_policy_can_leave_the_rules_alone_to_decide(vault: Path) -> None:
+    agent = MemoryAPI.open(vault, source="mcp")
+    try:
+        with pytest.raises(RefusedError):  # (on by default)
+            agent.add("entity", "Refunds", PAST_THE_RULES[0], "work")
+    finally:
+        agent.close()
     strategy = vault / "STRATEGY.md"
     strategy.write_text(
         strategy.read_text().replace("---\n", "---\ngate_learned_check: false\n", 1)
