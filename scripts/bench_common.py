@@ -171,3 +171,18 @@ def child_pids(parent: int | None = None) -> list[int]:
         if len(fields) > 1 and int(fields[1]) == parent:
             found.append(int(entry.name))
     return found
+
+
+def ship_weights(out: Path, meta: Mapping[str, Any], check: bool) -> int:
+    """Write a trained model's weights to `out` (vb's package data), or with `check` only
+    compare: exit status 1 when training did not give the shipped weights."""
+    text = json.dumps(meta, separators=(",", ":")) + "\n"
+    if check:
+        same = out.read_text(encoding="utf-8") == text
+        print(
+            "the shipped weights are what training gives" if same else "the shipped weights differ"
+        )
+        return 0 if same else 1
+    out.write_text(text, encoding="utf-8")
+    print(f"written: {out.name} ({len(text):,} bytes)")
+    return 0

@@ -23,9 +23,12 @@ trials used its residence and employer lines). `lead` was written for the closin
 someone who had not read the slot rules and run once, untuned (0 of 5), then tuned on;
 `lead2` and `lead3` were written the same way before that tuning and run once at the end
 (4 of 10); they have been read since. `lead4` .. `lead7` (tests/data/facts/blind4.json) were
-written blind on 2026-11-27 by someone who had seen neither vb nor these sets: their figure is
-the unseen one (`held_out` in the record). Run them without --json, whose output quotes them.
-Prints k of 5 per set.
+written blind on 2026-11-27 by someone who had seen neither vb nor these sets, and `lead8` ..
+`lead11` (blind5.json) the same way before the learned judge of updates
+(`storage/index/updates.py`) existed: their figure is the unseen one (`held_out` in the
+record, and per file `blind4`, `blind5`). Run them without --json, whose output quotes them.
+`--rules-only` turns the learned judge off (the slot rules alone decide). Prints k of 5 per
+set.
 """
 
 from __future__ import annotations
@@ -61,7 +64,11 @@ class Update:
     query: str  # what a person or agent asks later
 
 
-HELD_OUT = ("lead4", "lead5", "lead6", "lead7")
+BLIND_SETS = {
+    "blind4": ("lead4", "lead5", "lead6", "lead7"),
+    "blind5": ("lead8", "lead9", "lead10", "lead11"),
+}
+HELD_OUT = BLIND_SETS["blind4"] + BLIND_SETS["blind5"]
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(
@@ -446,12 +453,12 @@ SETS: dict[str, list[Update]] = {
 }
 
 
-BLIND = ROOT / "tests" / "data" / "facts" / "blind4.json"
-"""`lead4` .. `lead7`: written blind on 2026-11-27 (see tests/data/facts/README.md)."""
-SETS |= {
-    name: [Update(**row) for row in rows]
-    for name, rows in json.loads(BLIND.read_text(encoding="utf-8")).items()
-}
+for _name in BLIND_SETS:  # written blind on 2026-11-27 (see tests/data/facts/README.md)
+    _path = ROOT / "tests" / "data" / "facts" / f"{_name}.json"
+    SETS |= {
+        name: [Update(**row) for row in rows]
+        for name, rows in json.loads(_path.read_text(encoding="utf-8")).items()
+    }
 
 
 def vb(*args: str, stdin: str = "") -> str:
@@ -542,11 +549,15 @@ def judge(vault: Path, update: Update) -> dict[str, Any]:
     }
 
 
-def run_set(name: str, keep: Path | None = None) -> dict[str, Any]:
+def run_set(name: str, keep: Path | None = None, rules_only: bool = False) -> dict[str, Any]:
     updates = SETS[name]
     with tempfile.TemporaryDirectory() as tmp:
         vault = (keep or Path(tmp)) / f"vault-{name}"
         vb("init", str(vault))
+        if rules_only:  # the slot rules alone decide what updates what
+            strategy = vault / "STRATEGY.md"
+            text = strategy.read_text(encoding="utf-8")
+            strategy.write_text(text.replace("---\n", "---\nlearned_updates: false\n", 1))
         run_session(vault, "s1", [u.first for u in updates])
         run_session(vault, "s2", [u.later for u in updates])
         vb("--vault", str(vault), "memory-file")
@@ -564,16 +575,21 @@ def main_cli() -> int:
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the vaults in this folder")
+    parser.add_argument(
+        "--rules-only", action="store_true", help="turn the learned judge of updates off"
+    )
     add_record_option(parser)
     args = parser.parse_args()
     names = list(SETS) if args.set == "all" else [args.set]
-    reports = [run_set(name, args.keep) for name in names]
+    reports = [run_set(name, args.keep, args.rules_only) for name in names]
     if args.record:
         figures: dict[str, Any] = {r["set"]: {"clean": r["clean"], "of": r["of"]} for r in reports}
         unseen = [r for r in reports if r["set"] in HELD_OUT]
         if len(unseen) == len(HELD_OUT):  # the unseen figure: the held-out sets together
-            clean, of = sum(r["clean"] for r in unseen), sum(r["of"] for r in unseen)
-            figures["held_out"] = {"clean": clean, "of": of, "clean_rate": clean / of}
+            for key, names in {"held_out": HELD_OUT, **BLIND_SETS}.items():
+                clean = sum(r["clean"] for r in unseen if r["set"] in names)
+                of = sum(r["of"] for r in unseen if r["set"] in names)
+                figures[key] = {"clean": clean, "of": of, "clean_rate": clean / of}
         save_record("fact_updates" if args.set == "all" else f"fact_updates-{args.set}", figures)
     if args.json:
         print(json.dumps({"version": 1, "sets": reports}, indent=2))

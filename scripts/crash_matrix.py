@@ -309,12 +309,13 @@ def run_point(case: Case, fault: str, base: Path, points: list[str], n: int, wor
 def _no_commits(root: Path) -> None:
     """The matrix checks vb's own writes: a lifecycle pass's git commit afterwards (git's own
     atomic writes, in child processes whose syscalls vary with the hashes) is left out, and
-    so is the gate's learned check (it writes nothing, and loading its encoder under strace
-    at every write point of a flush takes minutes)."""
+    so are the learned checks of the gate and of updates (they write nothing, and loading
+    their encoder under strace at every write point of a flush takes minutes)."""
     strategy = root / "STRATEGY.md"
     text = strategy.read_text(encoding="utf-8")
     text = text.replace("# commit_on: [session, lifecycle, command]", "commit_on: []")
-    strategy.write_text(text.replace("---\n", "---\ngate_learned_check: false\n", 1))
+    learned = "gate_learned_check: false\nlearned_updates: false\n"
+    strategy.write_text(text.replace("---\n", f"---\n{learned}", 1))
 
 
 def _sampled(points: list[str], numbers: list[int], every: int, vault_every: int) -> list[int]:

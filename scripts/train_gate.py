@@ -33,8 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 import numpy as np  # noqa: E402
+from bench_common import ship_weights  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
@@ -137,16 +139,7 @@ def main() -> int:
         "weights": [[round(float(w), 6) for w in row] for row in model.coef_],
         "trained_on": f"{len(texts)} labelled texts (scripts/train_gate.py)",
     }
-    text = json.dumps(meta, separators=(",", ":")) + "\n"
-    if args.check:
-        same = OUT.read_text(encoding="utf-8") == text
-        print(
-            "the shipped weights are what training gives" if same else "the shipped weights differ"
-        )
-        return 0 if same else 1
-    OUT.write_text(text, encoding="utf-8")
-    print(f"written: {OUT.relative_to(ROOT)} ({len(text):,} bytes)")
-    return 0
+    return ship_weights(OUT, meta, args.check)
 
 
 if __name__ == "__main__":

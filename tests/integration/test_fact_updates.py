@@ -232,7 +232,7 @@ def test_a_section_after_previously_stays_after_it() -> None:
 # ------------------------------------------------------------------ through the real CLI
 
 
-def _say(cli: Any, vault: Path, session: str, *texts: str) -> dict[str, Any]:
+def say(cli: Any, vault: Path, session: str, *texts: str) -> dict[str, Any]:
     v = ("--vault", str(vault))
     for text in texts:
         assert cli(*v, "loop", "intake", "-s", session, text).exit_code == 0
@@ -249,13 +249,13 @@ def _episodes(vault: Path, session: str) -> list[Path]:
 def test_a_flush_moves_the_old_line_and_leaves_a_persons_lines_as_they_were(
     vault: Path, cli: Any
 ) -> None:
-    _say(cli, vault, "one", "I work at Initech.")
+    say(cli, vault, "one", "I work at Initech.")
     path = vault / "entities/people/user.md"
     mine = "\n## Notes of mine\n\nInitech had a great canteen.\n- My own line about Initech\n"
     path.write_bytes(path.read_bytes() + mine.encode())
     before = path.read_bytes().decode()
 
-    _say(cli, vault, "two", "I joined Globex last month.")
+    say(cli, vault, "two", "I joined Globex last month.")
 
     after = parse_text(path.read_bytes())
     current, previously = after.body.split("## Previously\n", 1)
@@ -275,11 +275,11 @@ def test_a_flush_moves_the_old_line_and_leaves_a_persons_lines_as_they_were(
 
 
 def test_an_older_episode_gets_superseded_by_and_only_that_key(vault: Path, cli: Any) -> None:
-    _say(cli, vault, "s1", "Our standup is at 9:30.", "I like long walks on the beach.")
+    say(cli, vault, "s1", "Our standup is at 9:30.", "I like long walks on the beach.")
     (old,) = _episodes(vault, "s1")
     before = old.read_bytes()
 
-    _say(cli, vault, "s2", "Heads up: standup moved to 10:15.")
+    say(cli, vault, "s2", "Heads up: standup moved to 10:15.")
 
     (new,) = _episodes(vault, "s2")
     old_meta = parse_text(old.read_bytes()).meta
@@ -292,8 +292,8 @@ def test_an_older_episode_gets_superseded_by_and_only_that_key(vault: Path, cli:
 
 
 def _two_sessions(vault: Path, cli: Any) -> None:
-    _say(cli, vault, "s1", "I live in Leeds.", "Our retro is at 4pm.")
-    _say(cli, vault, "s2", "We relocated to York in May.", "The retro got pushed to 5pm.")
+    say(cli, vault, "s1", "I live in Leeds.", "Our retro is at 4pm.")
+    say(cli, vault, "s2", "We relocated to York in May.", "The retro got pushed to 5pm.")
 
 
 def test_search_ranks_the_current_fact_first_and_quotes_no_previously_line(
@@ -402,9 +402,9 @@ def test_with_a_model_its_update_moves_the_replaced_line_under_previously(
     vault: Path, cli: Any, fake_llm: FakeLLMServer
 ) -> None:
     v = ("--vault", str(vault))
-    _say(cli, vault, "early", "I live in Leeds.")  # offline: no model configured yet...
+    say(cli, vault, "early", "I live in Leeds.")  # offline: no model configured yet...
     fake_llm.responder = _model_that_updates  # ...the fixture set VB_LLM_* already
-    result = _say(cli, vault, "later", "Home is Harrogate these days, I'd say.")
+    result = say(cli, vault, "later", "Home is Harrogate these days, I'd say.")
     assert result["plan"]["method"] == "llm"
     assert any(c["kind"] == "update" for c in result["captured"])
 
@@ -473,10 +473,10 @@ def _model_that_updates_the_episode(body: Any) -> dict[str, Any]:
 def test_with_a_model_its_update_of_an_episode_marks_it_superseded(
     vault: Path, cli: Any, fake_llm: FakeLLMServer
 ) -> None:
-    _say(cli, vault, "s1", "Our retro is at 4pm.")
+    say(cli, vault, "s1", "Our retro is at 4pm.")
     (old,) = _episodes(vault, "s1")
     fake_llm.responder = _model_that_updates_the_episode
-    result = _say(cli, vault, "s2", "Our retro is at 5pm from now on.")
+    result = say(cli, vault, "s2", "Our retro is at 5pm from now on.")
     assert result["plan"]["method"] == "llm"
 
     (new,) = _episodes(vault, "s2")
@@ -566,7 +566,7 @@ def test_a_slot_line_goes_to_the_subjects_note_that_holds_the_slot(vault: Path, 
     )
     assert cli("--vault", str(vault), "index").exit_code == 0
 
-    _say(cli, vault, "s1", "I dropped Ulysses and I'm drafting everything in Google Docs now.")
+    say(cli, vault, "s1", "I dropped Ulysses and I'm drafting everything in Google Docs now.")
 
     current, previously = parse_text(people.read_bytes()).body.split("## Previously", 1)
     assert "Google Docs" in current and "I use Ulysses" not in current
@@ -577,7 +577,7 @@ def test_a_slot_line_goes_to_the_subjects_note_that_holds_the_slot(vault: Path, 
 def test_an_episode_title_says_what_it_holds_and_never_ends_in_half_a_word(
     vault: Path, cli: Any
 ) -> None:
-    _say(
+    say(
         cli,
         vault,
         "s1",
@@ -616,8 +616,8 @@ def test_a_statement_leaving_a_named_thing_supersedes_the_line_naming_it_without
     vault: Path, cli: Any
 ) -> None:
     """No slot rule knows recipe apps: the new statement's "dropped Paprika" decides."""
-    _say(cli, vault, "s1", "I keep my recipes in Paprika.")
-    _say(cli, vault, "s2", "I dropped Paprika, my recipes live in Mealie now.")
+    say(cli, vault, "s1", "I keep my recipes in Paprika.")
+    say(cli, vault, "s2", "I dropped Paprika, my recipes live in Mealie now.")
 
     (entity,) = [p for p in vault.glob("entities/*/user.md")]
     current, previously = parse_text(entity.read_bytes()).body.split("## Previously", 1)
@@ -650,8 +650,8 @@ def test_a_change_without_a_slot_rule_is_read_from_what_both_statements_are_abou
 
 
 def test_a_changed_routine_no_slot_rule_knows_is_superseded(vault: Path, cli: Any) -> None:
-    _say(cli, vault, "s1", "My choir practice is every Wednesday at 7pm.")
-    _say(cli, vault, "s2", "Choir practice has moved to 7:30pm from next week.")
+    say(cli, vault, "s1", "My choir practice is every Wednesday at 7pm.")
+    say(cli, vault, "s2", "Choir practice has moved to 7:30pm from next week.")
 
     hits = cli("--vault", str(vault), "search", "when is choir practice", "--json").json()
     top = parse_text((vault / hits["results"][0]["path"]).read_bytes())
@@ -670,7 +670,7 @@ def test_a_changed_routine_no_slot_rule_knows_is_superseded(vault: Path, cli: An
 
 def test_memory_file_states_the_newest_fact_of_a_long_entity_note(vault: Path, cli: Any) -> None:
     """Line provenance stays in the note; MEMORY.md's digest has room for the facts."""
-    _say(
+    say(
         cli,
         vault,
         "s1",
@@ -682,7 +682,7 @@ def test_memory_file_states_the_newest_fact_of_a_long_entity_note(vault: Path, c
         "I'm allergic to penicillin.",
         "I speak Portuguese and a little Welsh.",
     )
-    _say(cli, vault, "s2", "We relocated to Harrogate last month.")
+    say(cli, vault, "s2", "We relocated to Harrogate last month.")
     assert cli("--vault", str(vault), "memory-file").exit_code == 0
     memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
     assert "Harrogate" in memory

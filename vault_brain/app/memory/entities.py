@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
+from vault_brain.app.memory.updates import Unavailable, UpdateJudge, readable
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.capture.change import changes, may_change
 from vault_brain.domain.capture.facts import Fact
@@ -19,6 +20,7 @@ from vault_brain.domain.capture.supersede import (
     retire,
     split_previously,
     statement_of,
+    vb_statement,
 )
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.notes.credit import is_scored
@@ -79,6 +81,7 @@ class EntityFeed:
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
         self.replacing: dict[str, str] = {}  # a fact line -> the older statement it supersedes
+        self.judge: UpdateJudge | None = UpdateJudge(vault)  # None: the rules decide
 
     def target(self, rel: str, scope: str = GLOBAL) -> dict[str, Any] | None:
         """The note at `rel` receiving facts (None: vb may not edit it); a new one is
@@ -118,6 +121,12 @@ class EntityFeed:
                     for line in current_text(parsed.body).splitlines()
                     if line.strip() and not line.lstrip().startswith("#")
                 ],
+                # the lines vb wrote (the ones an update may retire), lower case
+                "ours": {
+                    found
+                    for line in current_text(parsed.body).splitlines()
+                    if (found := vb_statement(line))
+                },
                 # what the note used to say: never fed in again as if new
                 "retired": {
                     statement_of(line).lower()
@@ -131,11 +140,21 @@ class EntityFeed:
                 return None  # an entity with that id lives elsewhere; do not create a twin
             title = slug.replace("-", " ").title()
             target = {**base, "exists": False, "id": new_id, "title": title, "scope": scope}
-            target.update({"base": self.initial, "statements": [], "retired": set()})
+            target.update({"base": self.initial, "statements": [], "ours": set(), "retired": set()})
         target["known"] = {s.lower() for s in target["statements"]}
         target["words"] = [content_words(s) for s in target["statements"]]
         self.targets[rel] = target
         return target
+
+    def prepare(self, facts: list[Fact]) -> None:
+        """Have the learned judge embed, in one batch, the statements of the facts it will
+        judge (if it runs)."""
+        statements = [s for s in (statement_of(f.statement) for f in facts) if readable(s)]
+        if self.judge is not None and statements:
+            try:
+                self.judge.prepare(statements)
+            except Unavailable:
+                self.judge = None
 
     def _row(self, rel: str) -> dict[str, Any] | None:
         if self.rows is not None:
@@ -169,7 +188,7 @@ class EntityFeed:
             older = [*target["words"], *(content_words(p) for p in pending)]
             if any(says_nothing_new(words, w) for w in older):
                 continue
-            replaced = self._superseded(fact, [*target["statements"], *pending])
+            replaced = self._superseded(fact, target, pending)
             # what it replaces is in the note's `supersedes` and its Previously section, not
             # on the current line (which reaches MEMORY.md and an agent's context)
             line = f"- {statement} ({provenance})"
@@ -182,7 +201,7 @@ class EntityFeed:
         """Another note of the same subject (people, preferences, projects, ...) stating an
         older value of the fact's slot: the new line goes there, beside the line it
         replaces (a slot belongs to the subject, whichever of its notes holds it)."""
-        if not fact.slot and not left_values(fact.statement) and not may_change(fact.statement):
+        if self.judge is None and not may_update(fact):
             return None
         parts = PurePosixPath(rel).parts
         pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
@@ -196,28 +215,22 @@ class EntityFeed:
             if target is None or not target["exists"]:
                 continue
             pending = [statement_of(x) for x in target["lines"]]
-            if self._superseded(fact, [*target["statements"], *pending]):
+            if self._superseded(fact, target, pending):
                 return other
         return None
 
-    @staticmethod
-    def _superseded(fact: Fact, statements: list[str]) -> str | None:
-        """The latest older statement filling the same slot as this fact, else the latest
-        naming what this fact says its subject left ("dropped Visio"), if any."""
-        # a role is loosely read ("I volunteer at ...", "I play bass in ..."): one person
-        # holds several, so only a statement saying it is a change replaces one
-        if fact.slot and (fact.slot not in LOOSE_SLOTS or may_change(fact.statement)):
-            for older in reversed(statements):
-                if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
-                    return older
-        for value in left_values(fact.statement):
-            for older in reversed(statements):
-                if names_value(older, value) and not left_values(older):
-                    return older
-        for older in reversed(statements):  # no slot rule knows the attribute
-            if changes(fact.statement, older):
-                return older
-        return None
+    def _superseded(self, fact: Fact, target: dict[str, Any], pending: list[str]) -> str | None:
+        """The older statement of `target` (or of the lines `pending` for it) this fact
+        updates: as the learned judge sees it, of the lines vb wrote (the ones an update
+        retires), or where it cannot run, by the rules (`superseded_by_rules`)."""
+        statement = statement_of(fact.statement)  # (as its line will say it)
+        if self.judge is not None and readable(statement):
+            ours = [s for s in target["statements"] if s.lower() in target["ours"]]
+            try:
+                return self.judge.older(statement, [*ours, *pending])
+            except Unavailable:
+                self.judge = None
+        return superseded_by_rules(fact, [*target["statements"], *pending])
 
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:
         target = self.targets[rel]
@@ -274,6 +287,32 @@ class EntityFeed:
                 Action("create", rel, why, content=new_note_text(meta, body), id=target["id"])
             )
         return out
+
+
+def may_update(fact: Fact) -> bool:
+    """Whether the rules could find an older statement this fact updates: it fills a slot,
+    names something left, or says it is a change."""
+    return bool(fact.slot or left_values(fact.statement) or may_change(fact.statement))
+
+
+def superseded_by_rules(fact: Fact, statements: list[str]) -> str | None:
+    """The latest older statement filling the same slot as this fact, else the latest
+    naming what this fact says its subject left ("dropped Visio"), else the latest it
+    `changes`, if any."""
+    # a role is loosely read ("I volunteer at ...", "I play bass in ..."): one person
+    # holds several, so only a statement saying it is a change replaces one
+    if fact.slot and (fact.slot not in LOOSE_SLOTS or may_change(fact.statement)):
+        for older in reversed(statements):
+            if same_slot(_slot_of(fact.kind, fact.subject, older), fact.slot):
+                return older
+    for value in left_values(fact.statement):
+        for older in reversed(statements):
+            if names_value(older, value) and not left_values(older):
+                return older
+    for older in reversed(statements):  # no slot rule knows the attribute
+        if changes(fact.statement, older):
+            return older
+    return None
 
 
 def _source_after(old: Any, writer: str) -> dict[str, Any]:

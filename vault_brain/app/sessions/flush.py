@@ -27,6 +27,7 @@ from vault_brain.app.memory.supersession import older_statements, superseding_ac
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.capture.conversation import Candidate, capture
 from vault_brain.domain.capture.facts import facts_of
+from vault_brain.domain.capture.supersede import statement_of
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.engine import METHOD_LLM, JSONChat
 from vault_brain.domain.errors import LLMError
@@ -118,7 +119,9 @@ def flush(
     scopes = session_scopes(records)
     user_kinds = vault.policy.scope_user_kinds
     written = []  # the facts written, for supersession across notes
-    for candidate, fact in zip(candidates, facts_of(candidates, session, people), strict=True):
+    facts = facts_of(candidates, session, people)
+    feed.prepare(facts)
+    for candidate, fact in zip(candidates, facts, strict=True):
         fact = replace(fact, scope=scope_for(candidate.kind, scopes, user_kinds))
         fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}")
         written += [fact] if fresh else []
@@ -142,7 +145,12 @@ def flush(
         # an older episode stating what a fact of this span replaces is superseded by this
         # one: the model decided which (UPDATE), or without one (or when it failed) the rules
         skip = {a.path for a in result.plan.actions}
-        older = {} if result.plan.method == "llm" else older_statements(vault, written, skip)
+        replaced = {statement_of(line): old for line, old in feed.replacing.items()}
+        older = (
+            {}
+            if result.plan.method == "llm"
+            else older_statements(vault, written, skip, replaced, feed.judge)
+        )
         marks, ids = superseding_actions({**older, **updated}, episode.id)
         if ids:
             raw = edit_front_matter(episode.content.encode("utf-8"), {"supersedes": ids})

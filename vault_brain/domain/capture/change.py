@@ -11,8 +11,17 @@ both the old and the new value is the newer's own business and changes nothing h
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from vault_brain.domain.capture.slots import lexicon_words, names_value
+from vault_brain.domain.capture.slots import (
+    Filled,
+    filled,
+    left_values,
+    lexicon_words,
+    names_value,
+    same_slot,
+)
+from vault_brain.domain.capture.statements import first_person
 from vault_brain.domain.lazy_re import lazy
 from vault_brain.domain.text import content_words
 
@@ -66,3 +75,36 @@ def changes(new: str, old: str) -> bool:
     about_old = {_stem(w) for w in content_words(old)} - differing - _GENERIC
     about_new = {_stem(w) for w in content_words(new)} - differing - _GENERIC
     return bool(about_old & about_new)
+
+
+@lru_cache(maxsize=4096)
+def _read(text: str) -> tuple[Filled | None, tuple[str, ...], tuple[str, ...], bool]:
+    """What `signs` reads of one statement (a note's lines are compared with every new
+    fact: each is read once): its slot, what it says was left, its values, a change cue."""
+    core = first_person(text)
+    return filled(core), tuple(left_values(core)), tuple(_values(text)), may_change(text)
+
+
+def signs(new: str, old: str) -> tuple[float, ...]:
+    """What the rules see in a newer and an older statement of the user's, as numbers for
+    the learned judge of updates (`storage.index.updates`): the newer says it is a change;
+    the slot table puts both in one slot with other values; the newer says the user left
+    what the older names; `changes`; and each names a value the other does not."""
+    (a, left_new, values_new, cue), (b, left_old, values_old, _) = _read(new), _read(old)
+    slot = bool(a and b and same_slot(a.slot, b.slot) and a.value.lower() != b.value.lower())
+    left = any(names_value(old, value) for value in left_new) and not left_old
+    old_only = [v for v in values_old if not names_value(new, v)]
+    new_only = [v for v in values_new if not names_value(old, v)]
+    return (
+        float(cue),
+        float(slot),
+        float(left),
+        float(cue and changes(new, old)),
+        float(bool(old_only and new_only)),
+    )
+
+
+def rules_say(found: tuple[float, ...]) -> bool:
+    """Whether the rules find an update in a pair, from its `signs`: one slot, a value
+    left, or `changes`."""
+    return any(found[1:4])

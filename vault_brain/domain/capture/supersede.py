@@ -61,7 +61,7 @@ def _retired_line(line: str, new: str, date: str) -> str:
     return f"{text} ({note})"
 
 
-def _vb_statement(line: str) -> str | None:
+def vb_statement(line: str) -> str | None:
     """The statement of a bullet vb wrote (it names its provenance), lower case, or None."""
     stripped = line.strip()
     if not stripped.startswith("- ") or PROVENANCE not in stripped:
@@ -74,7 +74,7 @@ def _which(lines: list[str], replaced: Mapping[str, str]) -> dict[int, str]:
     model may quote part of a line: "lives in Leeds") the one line whose statement holds it
     or is held by it; an old statement no vb line states moves nothing."""
     new = {statement_of(n).lower() for n in replaced.values()}
-    said = {i: s for i, line in enumerate(lines) if (s := _vb_statement(line)) and s not in new}
+    said = {i: s for i, line in enumerate(lines) if (s := vb_statement(line)) and s not in new}
     out: dict[int, str] = {}
     for old in replaced:
         key = statement_of(old).lower()

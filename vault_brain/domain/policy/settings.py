@@ -184,6 +184,13 @@ class Policy:
         "what conversations leave (with the embeddings extra; off: the rules alone decide)",
         "context",
     )
+    learned_updates: bool = _setting(
+        True,
+        "bool",
+        "a learned model decides whether a new fact updates an older one (with the embeddings "
+        "extra; off: the slot rules alone decide)",
+        "context",
+    )
     session_retention_days: float = _setting(
         30.0, "float", "sessions older than this are archived", "context"
     )

@@ -24,6 +24,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from vault_brain.storage.index.learned import Unavailable, encoder_for
+
+__all__ = ["Model", "Unavailable", "kinds", "model"]
+
 
 @dataclass(frozen=True)
 class Model:
@@ -61,28 +65,13 @@ def model() -> Model:
     )
 
 
-class Unavailable(Exception):
-    """The check cannot run here: no embeddings extra, weights that do not load, or an
-    encoder whose files are not the ones checked, or not the one the weights were trained
-    on."""
-
-
 def kinds(texts: list[str], state_dir: Path | None) -> list[str | None]:
     """The hostile kind ("injection", "exfiltration", "secret") the model gives each text,
     or None; `Unavailable` where it cannot run. One batch through the encoder."""
     try:
-        from vault_brain.storage.index import vectors
-    except ImportError as exc:  # (numpy, with the rest of the extra, is not installed)
-        raise Unavailable(str(exc)) from exc
-    try:
         learned = model()
     except (OSError, ValueError, KeyError, TypeError) as exc:  # (a damaged install)
         raise Unavailable(f"its weights (hostile-e5.json) do not load: {exc}") from exc
-    try:
-        enc = vectors.encoder(learned.encoder, state_dir)
-    except (vectors.EmbeddingsMissing, vectors.ModelMismatch) as exc:
-        raise Unavailable(str(exc)) from exc
-    if enc.model_id != learned.model_id:
-        raise Unavailable(f"its weights are for {learned.model_id}, not {enc.model_id}")
+    vectors = encoder_for(learned.encoder, learned.model_id, state_dir, "hostile-e5.json")
     found = vectors.embed(texts, learned.encoder, state_dir, queries=True)
     return [learned.kind(vector.tolist()) for vector in found]
