@@ -222,16 +222,21 @@ def docker_engine() -> Any:
 
 
 @pytest.fixture(scope="session")
-def sandbox_image(docker_engine: Any) -> str:
+def sandbox_image(docker_engine: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The sandbox image's tag, built once per test run by `ensure_image` itself (its base
-    vb-base:bookworm-<hash> too, with debootstrap, when missing: a few minutes the first time)."""
+    vb-base:bookworm-<hash> too, with debootstrap, when missing: a few minutes the first time;
+    one worker at a time: on a fresh machine two would each build the base, and the tag of
+    the first would be gone by the time its tests ran)."""
+    from filelock import FileLock
+
     from vault_brain.storage.sandbox.build import ensure_image
     from vault_brain.storage.sandbox.engine import SandboxError
 
     try:
-        return ensure_image(
-            docker_engine, say=lambda line: print(f"[sandbox] {line}", file=sys.stderr)
-        )
+        with FileLock(tmp_path_factory.getbasetemp().parent / "sandbox-image.lock"):
+            return ensure_image(
+                docker_engine, say=lambda line: print(f"[sandbox] {line}", file=sys.stderr)
+            )
     except SandboxError as exc:
         _docker_unavailable(exc.one_line())
         raise
