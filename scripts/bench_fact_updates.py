@@ -586,9 +586,9 @@ def main_cli() -> int:
         figures: dict[str, Any] = {r["set"]: {"clean": r["clean"], "of": r["of"]} for r in reports}
         unseen = [r for r in reports if r["set"] in HELD_OUT]
         if len(unseen) == len(HELD_OUT):  # the unseen figure: the held-out sets together
-            for key, names in {"held_out": HELD_OUT, **BLIND_SETS}.items():
-                clean = sum(r["clean"] for r in unseen if r["set"] in names)
-                of = sum(r["of"] for r in unseen if r["set"] in names)
+            for key, sets in {"held_out": HELD_OUT, **BLIND_SETS}.items():
+                clean = sum(r["clean"] for r in unseen if r["set"] in sets)
+                of = sum(r["of"] for r in unseen if r["set"] in sets)
                 figures[key] = {"clean": clean, "of": of, "clean_rate": clean / of}
         save_record("fact_updates" if args.set == "all" else f"fact_updates-{args.set}", figures)
     if args.json:

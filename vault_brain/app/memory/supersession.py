@@ -16,7 +16,7 @@ from vault_brain.domain.capture.candidates import filled_of
 from vault_brain.domain.capture.change import changes, may_change
 from vault_brain.domain.capture.facts import Fact
 from vault_brain.domain.capture.slots import Filled, left_values, names_value, same_slot, slot_words
-from vault_brain.domain.capture.supersede import current_text
+from vault_brain.domain.capture.supersede import current_text, statement_of
 from vault_brain.domain.notes.model import Filters
 from vault_brain.domain.policy.plan import Action
 from vault_brain.domain.text import content_words
@@ -48,15 +48,16 @@ def older_statements(
 ) -> dict[str, tuple[str, str, str]]:
     """Episodes (not in `skip`, not superseded yet) stating an older value of what one of
     `facts` states: path -> (its id, the old statement, the new one). Two ways: an episode
-    stating the older statement a fact replaced in an entity note (`replaced`: new statement
-    -> old, as the entity feed decided), and, for a fact the rules see may be a change, an
-    episode stating what the rules find is an older value (which the learned `judge`, where
-    it runs, confirms: only those sentences are embedded)."""
+    stating the older statement a fact replaced in an entity note (`replaced`: the new
+    statement as its line says it -> the old one, as the entity feed decided), and, for a
+    fact the rules see may be a change, an episode stating what the rules find is an older
+    value (which the learned `judge`, where it runs, confirms: only those sentences are
+    embedded)."""
     found: dict[str, tuple[str, str, str]] = {}
     ruled: list[tuple[str, str, str, str]] = []  # (path, id, older sentence, new statement)
     filters = Filters(type="episode", current_only=True).normalized()
     for fact in facts:
-        old = (replaced or {}).get(fact.statement)
+        old = (replaced or {}).get(statement_of(fact.statement))  # (as the feed keys it)
         if old is not None:
             for hit in vault.searcher.search(old, k=CANDIDATES, filters=filters, snippets=False):
                 if hit.path not in skip and hit.path not in found:
