@@ -106,6 +106,7 @@ class EntityFeed:
             if parsed.error or not _is_utf8(raw):
                 return None  # vb never edits a note it cannot read safely
             row = self._row(rel)
+            current = current_text(parsed.body).splitlines()
             target: dict[str, Any] = {
                 **base,
                 "exists": True,
@@ -118,15 +119,11 @@ class EntityFeed:
                 "source": _source_after(parsed.meta.get("source"), writer=self.writer),
                 "statements": [
                     statement_of(line)
-                    for line in current_text(parsed.body).splitlines()
+                    for line in current
                     if line.strip() and not line.lstrip().startswith("#")
                 ],
                 # the lines vb wrote (the ones an update may retire), lower case
-                "ours": {
-                    found
-                    for line in current_text(parsed.body).splitlines()
-                    if (found := vb_statement(line))
-                },
+                "ours": {found for line in current if (found := vb_statement(line))},
                 # what the note used to say: never fed in again as if new
                 "retired": {
                     statement_of(line).lower()

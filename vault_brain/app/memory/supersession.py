@@ -87,7 +87,7 @@ def _confirmed(
     """Of the (path, id, older sentence, new statement) the rules found, per path the
     first the learned judge confirms (all of them where it cannot run, and the sentences too
     long for it); what it judges is embedded in one batch."""
-    judged = [(old, new) for _, _, old, new in ruled if readable(old) and readable(new)]
+    judged = {(old, new) for _, _, old, new in ruled if readable(old) and readable(new)}
     if judge is not None and judged:
         try:
             judge.prepare([t for pair in judged for t in pair])
