@@ -24,7 +24,8 @@ more keep pairs score as updates than the rules make of them (of the written one
 the crossed ones each): a wrong update hides a true fact, a missed one leaves two. The
 fact-update sets the rules were developed on (`scripts/bench_fact_updates.py`, not the
 held-out ones) are scored as a check: each first statement against each later one of its
-set. `--check` trains again and fails unless the result equals the shipped weights
+set. A third bar, for the line of a note nearest in meaning to a newer statement that says it
+is a change, is chosen on simulated notes (`nearest_cut`). `--check` trains again and fails unless the result equals the shipped weights
 (training is deterministic).
 """
 
@@ -55,6 +56,8 @@ OUT = ROOT / "vault_brain" / "storage" / "index" / updates.WEIGHTS
 CS = (0.25, 1.0, 4.0, 16.0)
 RULED = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01)  # 1.01: the rules add nothing
 CROSSED = 3  # changes of other attributes paired with each update's older statement
+NEAREST = (*(round(0.3 + 0.05 * i, 2) for i in range(13)), 1.01)  # 1.01: no such bar
+LINES = 6  # the other lines of a simulated note (a user's note holds a handful or more)
 # attributes close enough that one's change may be the other's (a new employer and role)
 RELATED = (
     {"residence", "rent", "timezone"},
@@ -153,6 +156,69 @@ def cut(
     return best[1], best[2]
 
 
+def nearest_cut(
+    pairs: list[tuple[str, str]],
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray,
+    crossed: np.ndarray,
+    c: float,
+    t: float,
+    low: float,
+) -> tuple[float, dict[float, tuple[int, int, int]]]:
+    """The threshold for the older line nearest in meaning to a newer statement that says it
+    is a change (`change.signs`' first sign). In a note, the line an update replaces is
+    nearly always the nearest of its lines, which no single pair shows, so notes are
+    simulated: each written pair's older statement among `LINES` older statements of other
+    pairs, judged as `UpdateJudge.older` judges (the most probable line passing a
+    threshold) by a model trained on the other half of the groups (two random halvings,
+    each half in turn). Chosen: the most right retirements less wrong ones (another line,
+    or any line for a keep), a wrong retirement costing what a right one gains. Also
+    returns (right, wrong, keeps retiring a line) per threshold."""
+    texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+    vec = dict(zip(texts, updates.vectors_of(texts, None, trained=False), strict=True))
+    cases = []  # (label, probabilities, nearest line, its change sign, rules' verdicts)
+    for seed in (3, 4):
+        rng = np.random.default_rng(seed)
+        halves = {g: i % 2 for i, g in enumerate(rng.permutation(sorted(set(groups))))}
+        for half in (0, 1):
+            train = np.array([halves[g] != half for g in groups])
+            model = fit(x[train], y[train], c)
+            tested = [i for i in range(len(pairs)) if halves[groups[i]] == half and not crossed[i]]
+            pool = sorted({pairs[i][0] for i in tested})
+            for i in tested:
+                old, new = pairs[i]
+                drawn = rng.choice(pool, size=LINES + 1, replace=False)
+                lines = [*[o for o in drawn if o != old][:LINES], old]
+                said = [signs(new, o) for o in lines]
+                rows = updates.features([vec[o] for o in lines], [vec[new]] * len(lines), said)
+                near = int(np.argmax([float(np.dot(vec[o], vec[new])) for o in lines]))
+                cases.append(
+                    (
+                        y[i],
+                        model.predict_proba(rows)[:, 1],
+                        near,
+                        said[near][0],
+                        np.array([rules_say(s) for s in said]),
+                    )
+                )
+    counts = {}
+    for tn in NEAREST:
+        right = wrong = keeps = 0
+        for label, p, near, cue, ruled in cases:
+            found = (p >= t) | (ruled & (p >= low))
+            found[near] |= bool(cue) and p[near] >= tn
+            chosen = int(np.argmax(np.where(found, p, -1.0))) if found.any() else None
+            if label:
+                right += chosen == len(p) - 1
+                wrong += chosen is not None and chosen != len(p) - 1
+            else:
+                keeps += chosen is not None
+        counts[tn] = (right, wrong, keeps)
+    best = max(NEAREST, key=lambda tn: (counts[tn][0] - counts[tn][1] - counts[tn][2], tn))
+    return best, counts
+
+
 def report(name: str, found: np.ndarray, y: np.ndarray, crossed: np.ndarray) -> None:
     print(
         f"{name}: updates found {found[y == 1].mean():.1%}, keeps scored updates"
@@ -200,6 +266,16 @@ def main() -> int:
     c = max(CS, key=lambda c: found[c][2][y == 1].mean())
     t, low = found[c][:2]
     print(f"chosen: C {c}, threshold {t} ({low} where the rules find an update)")
+    near, counts = nearest_cut(pairs, x, y, groups, crossed, c, t, low)
+    updates_in = sum(1 for i in range(len(y)) if y[i] and not crossed[i]) * 2
+    keeps_in = sum(1 for i in range(len(y)) if not y[i] and not crossed[i]) * 2
+    for tn, (right, wrong, keeps) in counts.items():
+        print(
+            f"simulated notes, nearest line at {tn}: updates retiring their line"
+            f" {right / updates_in:.1%}, another {wrong / updates_in:.1%};"
+            f" keeps retiring a line {keeps / keeps_in:.1%}"
+        )
+    print(f"chosen: {near} for the nearest line of a change")
     model = fit(x, y, c)
     dev, dev_y = dev_pairs()
     p = model.predict_proba(design(dev))[:, 1]
@@ -212,6 +288,7 @@ def main() -> int:
         "model_id": model_id,
         "threshold": t,
         "ruled": low,
+        "nearest": near,
         "bias": round(float(model.intercept_[0]), 6),
         "weights": [round(float(w), 6) for w in model.coef_[0]],
         "trained_on": f"{len(pairs)} labelled pairs (scripts/train_updates.py)",

@@ -77,3 +77,51 @@ def test_a_new_employer_does_not_retire_where_the_user_moved(
     assert "Contoso" in current
     assert ("Galway" in current) is learned
     assert ("Galway" in previously) is not learned
+
+
+def test_a_change_is_held_to_a_lower_bar_against_the_nearest_line_of_its_note(
+    vault: Path, cli: Any
+) -> None:
+    # the model alone scores this pair just under its threshold (0.929 against 0.93) and
+    # no rule reads it; it passes because the newer statement says it is a change ("since")
+    # and the cycling line is the nearest in meaning of the note's lines, whose bar
+    # `train_updates.py` chose lower (tests/unit/test_update_signs.py has the rule itself)
+    say(cli, vault, "s1", "I cycle to work every day.", "I live in Harrogate.")
+    say(cli, vault, "s2", "Since March I take the bus to work every day.")
+
+    body = parse_text((vault / "entities/preferences/user.md").read_bytes()).body
+    current, previously = split_previously(body)
+    assert "take the bus to work" in current and "cycles" not in current
+    assert "User cycles to work every day" in previously
+    assert "superseded by: Since March I take the bus to work every day" in previously
+    assert "Harrogate" in _user(vault)[0]
+
+
+class _FirstLine:
+    """Stands in for a judge that pairs every new fact with the first line it is offered,
+    to show the feed's own bookkeeping (the real model's pairings are not chosen for it)."""
+
+    def prepare(self, texts: list[str]) -> dict[str, Any]:
+        return {}
+
+    def older(self, new: str, olds: list[str], lines: bool = True) -> str | None:
+        return olds[0] if olds else None
+
+
+def test_a_line_is_replaced_by_one_new_fact_of_a_flush(vault: Path, cli: Any) -> None:
+    from vault_brain.app.memory.entities import EntityFeed
+    from vault_brain.app.memory.vault import Vault
+    from vault_brain.domain.capture.facts import Fact
+
+    say(cli, vault, "s1", "I live in Harrogate.", "I work at Fernhill Dental.")
+    feed = EntityFeed(Vault.open(vault), 0.5)
+    feed.judge = _FirstLine()  # type: ignore[assignment]
+    new = [Fact("user", "people", s, 0.9) for s in ("User lives in York", "User works at Acorn")]
+    feed.fresh(new, "from session s2, m0001")
+
+    # the first takes the first line; the second may not take it again (it had been
+    # recorded twice, the second pairing overwriting what replaced it)
+    assert list(feed.replacing.values()) == [
+        "User lives in Harrogate",
+        "User works at Fernhill Dental",
+    ]

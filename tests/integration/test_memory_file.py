@@ -118,3 +118,27 @@ def test_estimate_when_encoding_unavailable(
         assert counter.count("x" * 325) == 100
     finally:
         tokens.get_counter.cache_clear()
+
+
+def test_an_entity_entry_lists_vbs_facts_the_latest_first_in_whole_items(vault: Path) -> None:
+    facts = [
+        f"User's fact number {i} is about something else entirely, said at length"
+        for i in range(1, 9)
+    ]
+    lines = [f"- {fact} (from session s{i}, m0001)" for i, fact in enumerate(facts, 1)]
+    path = vault / "entities/people/user.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "Written by the person.\n\n" + "\n".join(lines) + "\n\n## Previously\n\n- Gone\n"
+    path.write_text(f"---\ntitle: User\ntype: entity\ncredit: 0.9\n---\n{body}", encoding="utf-8")
+
+    text = build_memory_file(Vault.open(vault), 5000).text
+    entry = next(line for line in text.splitlines() if line.startswith("- **User**"))
+    summary = entry.split(": ", 1)[1].split(" <!--")[0]
+    # the person's text as it stands, then the latest fact first
+    assert summary.startswith(f"Written by the person. - {facts[-1]} - {facts[-2]}")
+    assert "Gone" not in summary and "(from session" not in summary
+    # cut after a whole item: every item shown is a whole fact
+    assert summary.endswith("…")
+    shown = summary.removesuffix("…").split(" - ")[1:]
+    assert shown and all(item in facts for item in shown)
+    assert facts[0] not in summary

@@ -31,8 +31,17 @@ def test_signs_read_a_change_a_slot_a_value_left_and_other_values(
 
 
 def test_the_rules_lower_the_bar_and_never_decide_alone() -> None:
-    model = Model("e5-small", "m", 0.0, (), threshold=0.9, ruled=0.6)
+    model = Model("e5-small", "m", 0.0, (), threshold=0.9, ruled=0.6, nearest=0.5)
     ruled, unruled = (1.0, 1.0, 0.0, 0.0, 1.0), (1.0, 0.0, 0.0, 0.0, 1.0)
-    assert model.updates(0.95, unruled) and model.updates(0.95, ruled)
-    assert model.updates(0.7, ruled) and not model.updates(0.7, unruled)
-    assert not model.updates(0.5, ruled)  # the model overrules the rules
+    assert model.updates(0.95, unruled, False) and model.updates(0.95, ruled, False)
+    assert model.updates(0.7, ruled, False) and not model.updates(0.7, unruled, False)
+    assert not model.updates(0.5, ruled, False)  # the model overrules the rules
+
+
+def test_the_nearest_line_of_a_change_has_a_lower_bar() -> None:
+    model = Model("e5-small", "m", 0.0, (), threshold=0.9, ruled=0.8, nearest=0.5)
+    change, no_change = (1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0, 1.0)
+    assert model.updates(0.6, change, True)
+    assert not model.updates(0.6, change, False)  # not the nearest line
+    assert not model.updates(0.6, no_change, True)  # the newer does not say it is a change
+    assert not model.updates(0.4, change, True)

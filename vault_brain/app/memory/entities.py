@@ -221,13 +221,17 @@ class EntityFeed:
         updates: as the learned judge sees it, of the lines vb wrote (the ones an update
         retires), or where it cannot run, by the rules (`superseded_by_rules`)."""
         statement = statement_of(fact.statement)  # (as its line will say it)
+        # a statement another new fact of this plan replaces is replaced once
+        taken = set(self.replacing.values())
         if self.judge is not None and readable(statement):
             ours = [s for s in target["statements"] if s.lower() in target["ours"]]
             try:
-                return self.judge.older(statement, [*ours, *pending])
+                return self.judge.older(statement, [s for s in [*ours, *pending] if s not in taken])
             except Unavailable:
                 self.judge = None
-        return superseded_by_rules(fact, [*target["statements"], *pending])
+        return superseded_by_rules(
+            fact, [s for s in [*target["statements"], *pending] if s not in taken]
+        )
 
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:
         target = self.targets[rel]

@@ -4,8 +4,10 @@ Built from the index (its row column for every note, the stored summary only for
 considered), never by parsing notes. Notes are chosen pinned first, then by effective
 credit; the file is grouped into sections by type and category and ends with what was left
 out. A note whose body is only links, headings or provenance is never listed (its body is
-read to be sure, for the notes whose summary shows such marks). The whole file is counted
-with the token counter and never exceeds `max_context_budget`.
+read to be sure, for the notes whose summary shows such marks). An entity's entry lists the
+fact lines vb appended the latest first, and an entry is cut after a whole item, never
+inside one. The whole file is counted with the token counter and never exceeds
+`max_context_budget`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from vault_brain.app.memory.guard import PERSON_REDACTED, note_refusals
 from vault_brain.app.memory.memo import redacted
 from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.vault import Vault
+from vault_brain.domain.capture.supersede import PROVENANCE, current_text, vb_statement
 from vault_brain.domain.errors import VaultBrainError
 from vault_brain.domain.gate.redaction import TITLE_REASONS
 from vault_brain.domain.notes.model import PERSON
@@ -62,13 +65,36 @@ def _section(row: dict[str, Any]) -> tuple[int, str]:
 _LINE_PROVENANCE = re.compile(r" \(from session [^()]*?(?:\)|(?=…$))")  # (or clipped)
 
 
+def _clipped(summary: str) -> str:
+    """At most `SUMMARY_LIMIT` characters, cut after a whole list item where one ends in
+    the second half (half a fact can say the opposite of it: "left Harrow & Finch in A…"),
+    else mid-text."""
+    if len(summary) <= SUMMARY_LIMIT:
+        return summary
+    head = summary[: SUMMARY_LIMIT - 1]
+    end = head.rfind(" - ")
+    if end >= SUMMARY_LIMIT // 2:
+        head = head[:end]
+    return head.rstrip() + "…"
+
+
+def _latest_first(body: str) -> str:
+    """An entity note's current text for its entry: what the person wrote as it stands,
+    then the fact lines vb appended, the latest first (vb appends as facts arrive: the
+    oldest, likelier replaced or stale, would otherwise fill every entry), whitespace
+    collapsed as in the index's summary."""
+    lines = current_text(body).splitlines()
+    ours = [line for line in lines if vb_statement(line)]
+    rest = [line for line in lines if not vb_statement(line)]
+    return " ".join(" ".join([*rest, *reversed(ours)]).split())
+
+
 def _entry(row: dict[str, Any]) -> str:
     summary = _LINE_PROVENANCE.sub("", row["summary"])
     title = row["title"]
     if summary.startswith(f"# {title}"):
         summary = summary[len(title) + 2 :].strip()
-    if len(summary) > SUMMARY_LIMIT:
-        summary = summary[: SUMMARY_LIMIT - 1].rstrip() + "…"
+    summary = _clipped(summary)
     pin = " (pinned)" if row["pinned"] else ""
     text = f"- **{title}**{pin} `{row['id']}`"
     if summary:
@@ -104,19 +130,30 @@ def _render(chosen: list[dict[str, Any]], omitted: int) -> str:
 _NOT_PLAIN = ("[[", "](", "#", "(from ", "Session `", "No decisions", "http")
 
 
-def _has_content(vault: Vault, row: dict[str, Any], summary: str) -> bool:
-    """Whether the note says something of its own: plain prose in its stored summary, or,
-    when the summary shows links, headings or provenance, in its body (read from the file,
-    for those notes only)."""
-    if not summary.strip():
-        return False
-    if not any(mark in summary for mark in _NOT_PLAIN):
-        return True
+def _body(vault: Vault, row: dict[str, Any]) -> str | None:
+    """The note's body as its file holds it now (None: unreadable now)."""
     try:
-        body = parse_text(read_inside(vault.paths, vault.paths.note(row["path"]))).body
+        return parse_text(read_inside(vault.paths, vault.paths.note(row["path"]))).body
     except (OSError, VaultBrainError):
-        return True  # unreadable now: the summary the index holds says it has text
-    return has_own_content(body)
+        return None
+
+
+def _summary(vault: Vault, row: dict[str, Any], stored: str) -> str | None:
+    """What the note's entry says, or None when it says nothing of its own. The stored
+    summary when it is plain prose; when it shows links, headings or provenance, the body
+    (read from the file, for those notes only) decides whether the note has text of its
+    own, and an entity's fact lines vb wrote are listed the latest first. As stored when
+    the file cannot be read now (the index holds text)."""
+    if not stored.strip():
+        return None
+    if not any(mark in stored for mark in _NOT_PLAIN):
+        return stored
+    body = _body(vault, row)
+    if body is None:
+        return stored
+    if not has_own_content(body):
+        return None
+    return _latest_first(body) if row["type"] == "entity" and PROVENANCE in stored else stored
 
 
 def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResult:
@@ -149,8 +186,8 @@ def build_memory_file(vault: Vault, budget: int | None = None) -> MemoryFileResu
     for row in rows:
         # the summary is the only stored field read, and only for the notes considered; what
         # reaches an agent's context passes the gate
-        stored = vault.index.summary(row["docnum"])
-        if not _has_content(vault, row, stored):
+        stored = _summary(vault, row, vault.index.summary(row["docnum"]))
+        if stored is None:
             continue  # only links, headings or provenance: nothing of its own to remember
         only = PERSON_REDACTED if row.get("source", PERSON) == PERSON else None
         row["summary"], found = redacted(stored, only)

@@ -56,8 +56,10 @@ class UpdateJudge:
             _vectors.popitem(last=False)
         return found
 
-    def older(self, new: str, olds: Sequence[str]) -> str | None:
-        """Of `olds` (oldest first) it reads, the one `new` updates, or None."""
+    def older(self, new: str, olds: Sequence[str], lines: bool = True) -> str | None:
+        """Of `olds` (oldest first) it reads, the one `new` updates, or None. `lines`: they
+        are a note's lines, the one nearest in meaning to a change held to a lower bar
+        (False: rule candidates from elsewhere, judged on their own)."""
         from vault_brain.storage.index import updates
 
         olds = [o for o in dict.fromkeys(olds) if readable(o) and o != new]
@@ -66,8 +68,11 @@ class UpdateJudge:
             return None
         said = [signs(new, o) for o in olds]
         found = updates.probabilities([vectors[o] for o in olds], [vectors[new]] * len(olds), said)
+        near = updates.nearest(vectors[new], [vectors[o] for o in olds])
         model = updates.model()
-        chosen = [i for i in range(len(olds)) if model.updates(found[i], said[i])]
+        chosen = [
+            i for i in range(len(olds)) if model.updates(found[i], said[i], lines and i == near)
+        ]
         if not chosen:
             return None
         return olds[max(chosen, key=lambda i: (found[i], i))]  # ties: the latest

