@@ -27,10 +27,12 @@ written blind on 2026-11-27 by someone who had seen neither vb nor these sets, a
 `lead11` (blind5.json) the same way before the learned judge of updates
 (`storage/index/updates.py`) existed; both were run at the end of that work and their
 failures read on 2026-11-27, so they are development sets now. `lead12` .. `lead15`
-(blind6.json) were written the same way on 2026-11-27 before the judge's bar for a note's
-nearest line, the one-replacement rule and MEMORY.md's latest-first entries: their figure
-is the unseen one (`held_out` in the record; per file `blind4` .. `blind6`). Run them
-without --json, whose output quotes them.
+(blind6.json) were written the same way before the judge's bar for a note's nearest line,
+the one-replacement rule and MEMORY.md's latest-first entries, and run once at their end
+(6 of 20); `lead16` .. `lead19` (blind7.json) the same way before changes capture keeps no
+fact of were kept for the line they update, and the nearest line was looked for in all of
+the subject's notes: their figure is the unseen one (`held_out` in the record; per file
+`blind4` .. `blind7`). Run them without --json, whose output quotes them.
 `--rules-only` turns the learned judge off (the slot rules alone decide). Prints k of 5 per
 set.
 """
@@ -72,8 +74,9 @@ BLIND_SETS = {
     "blind4": ("lead4", "lead5", "lead6", "lead7"),
     "blind5": ("lead8", "lead9", "lead10", "lead11"),
     "blind6": ("lead12", "lead13", "lead14", "lead15"),
+    "blind7": ("lead16", "lead17", "lead18", "lead19"),
 }
-HELD_OUT = BLIND_SETS["blind6"]  # (blind4 and blind5 have been read since: see the docstring)
+HELD_OUT = BLIND_SETS["blind7"]  # (the older ones have been run or read since: see above)
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(

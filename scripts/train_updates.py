@@ -24,9 +24,9 @@ more keep pairs score as updates than the rules make of them (of the written one
 the crossed ones each): a wrong update hides a true fact, a missed one leaves two. The
 fact-update sets the rules were developed on (`scripts/bench_fact_updates.py`, not the
 held-out ones) are scored as a check: each first statement against each later one of its
-set. A third bar, for the line of a note nearest in meaning to a newer statement that says it
-is a change, is chosen on simulated notes (`nearest_cut`). `--check` trains again and fails unless the result equals the shipped weights
-(training is deterministic).
+set. A third bar, for the line of a note nearest in meaning to a newer statement that says
+it is a change, is chosen on simulated notes (`nearest_cut`). `--check` trains again and
+fails unless the result equals the shipped weights (training is deterministic).
 """
 
 from __future__ import annotations

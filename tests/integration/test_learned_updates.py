@@ -104,7 +104,7 @@ class _FirstLine:
     def prepare(self, texts: list[str]) -> dict[str, Any]:
         return {}
 
-    def older(self, new: str, olds: list[str], lines: bool = True) -> str | None:
+    def older(self, new: str, olds: list[str], among: list[str] | None = None) -> str | None:
         return olds[0] if olds else None
 
 
@@ -125,3 +125,47 @@ def test_a_line_is_replaced_by_one_new_fact_of_a_flush(vault: Path, cli: Any) ->
         "User lives in Harrogate",
         "User works at Fernhill Dental",
     ]
+
+
+def test_a_change_capture_keeps_no_fact_of_is_kept_when_it_updates_a_remembered_line(
+    vault: Path, cli: Any
+) -> None:
+    say(cli, vault, "s1", "I cycle to work every day.", "I live in Harrogate.")
+    # no capture rule keeps either clause; the first gives the cycling line a new value
+    result = say(
+        cli, vault, "s2", "I commute by bus now.", "I moved the printer to the hallway now."
+    )
+
+    body = parse_text((vault / "entities/preferences/user.md").read_bytes()).body
+    current, previously = split_previously(body)
+    assert "User commutes by bus now" in current and "cycles" not in current
+    assert "superseded by: User commutes by bus now" in previously
+    assert [c["text"] for c in result["captured"]] == ["User commutes by bus now"]
+    assert result["dropped"] == {"no_fact": 1}  # the printer: nothing remembered it changes
+    assert "printer" not in (vault / "entities/people/user.md").read_text(encoding="utf-8")
+
+
+def test_without_the_judge_a_change_capture_keeps_no_fact_of_stays_dropped(
+    vault: Path, cli: Any
+) -> None:
+    _rules_only(vault)
+    say(cli, vault, "s1", "I cycle to work every day.")
+    result = say(cli, vault, "s2", "I commute by bus now.")
+
+    assert result["captured"] == [] and result["dropped"] == {"no_fact": 1}
+    assert "User cycles to work every day" in _user_prefs(vault)
+
+
+def _user_prefs(vault: Path) -> str:
+    return split_previously(parse_text((vault / "entities/preferences/user.md").read_bytes()).body)[
+        0
+    ]
+
+
+def test_a_change_kept_this_way_passes_the_gate(vault: Path, cli: Any) -> None:
+    say(cli, vault, "s1", "I keep my passwords in Bitwarden.")
+    say(cli, vault, "s2", "These days I log in everywhere with the password Tr0ub4dor&3-Blue.")
+
+    for note in vault.glob("entities/**/*.md"):
+        assert "Tr0ub4dor" not in note.read_text(encoding="utf-8")
+    assert "Tr0ub4dor" not in (vault / "MEMORY.md").read_text(encoding="utf-8")

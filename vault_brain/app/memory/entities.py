@@ -166,9 +166,7 @@ class EntityFeed:
         is committed until `accept`)."""
         out: dict[str, list[str]] = {}
         for fact in facts:
-            folder = scope_folder(fact.scope)
-            where = f"{fact.category}/{folder}" if folder else fact.category
-            rel = f"entities/{where}/{slugify(fact.subject)}.md"
+            rel = self._home(fact)
             rel = self._slot_home(fact, rel) or rel
             target = self.target(rel, fact.scope)
             if target is None:
@@ -185,7 +183,7 @@ class EntityFeed:
             older = [*target["words"], *(content_words(p) for p in pending)]
             if any(says_nothing_new(words, w) for w in older):
                 continue
-            replaced = self._superseded(fact, target, pending)
+            replaced = self._superseded(fact, target, pending, self._said_of(rel, fact, pending))
             # what it replaces is in the note's `supersedes` and its Previously section, not
             # on the current line (which reaches MEMORY.md and an agent's context)
             line = f"- {statement} ({provenance})"
@@ -194,39 +192,73 @@ class EntityFeed:
             out.setdefault(rel, []).append(line)
         return out
 
+    @staticmethod
+    def _home(fact: Fact) -> str:
+        folder = scope_folder(fact.scope)
+        where = f"{fact.category}/{folder}" if folder else fact.category
+        return f"entities/{where}/{slugify(fact.subject)}.md"
+
+    def _namesakes(self, rel: str, scope: str) -> list[tuple[str, dict[str, Any]]]:
+        """The existing notes of `rel`'s subject in any category (the same folder and file
+        name: people, preferences, projects, ...), its own first, with their targets."""
+        root = self.vault.paths.root / "entities"
+        pattern = "/".join(("*", *PurePosixPath(rel).parts[2:]))
+        rels = [f"entities/{p.relative_to(root).as_posix()}" for p in root.glob(pattern)]
+        found = []
+        for other in sorted(rels, key=lambda o: (o != rel, o)):
+            target = self.target(other, scope)
+            if target is not None and target["exists"]:
+                found.append((other, target))
+        return found
+
+    @staticmethod
+    def _replaceable(target: dict[str, Any], pending: Iterable[str] = ()) -> list[str]:
+        """What an update may replace in `target`: the lines vb wrote, those this plan adds
+        to it, and `pending` ones."""
+        ours = [s for s in target["statements"] if s.lower() in target["ours"]]
+        return [*ours, *(statement_of(x) for x in target["lines"]), *pending]
+
+    def _said_of(self, rel: str, fact: Fact, pending: list[str]) -> list[str]:
+        """Every line an update of the fact's subject may replace, in all of its notes (the
+        one nearest in meaning to a change is looked for among them all)."""
+        said = [s for _, t in self._namesakes(rel, fact.scope) for s in self._replaceable(t)]
+        return [*said, *pending]
+
     def _slot_home(self, fact: Fact, rel: str) -> str | None:
         """Another note of the same subject (people, preferences, projects, ...) stating an
         older value of the fact's slot: the new line goes there, beside the line it
         replaces (a slot belongs to the subject, whichever of its notes holds it)."""
         if self.judge is None and not may_update(fact):
             return None
-        parts = PurePosixPath(rel).parts
-        pattern = "/".join(("*", *parts[2:]))  # the same folder and file, any category
-        found = sorted((self.vault.paths.root / "entities").glob(pattern))
-        others = [
-            f"entities/{p.relative_to(self.vault.paths.root / 'entities').as_posix()}"
-            for p in found
-        ]
-        for other in sorted(others, key=lambda o: o != rel):  # its own note first
-            target = self.target(other, fact.scope)
-            if target is None or not target["exists"]:
-                continue
-            pending = [statement_of(x) for x in target["lines"]]
-            if self._superseded(fact, target, pending):
+        context = self._said_of(rel, fact, [])
+        for other, target in self._namesakes(rel, fact.scope):  # its own note first
+            if self._superseded(fact, target, [], context):
                 return other
         return None
 
-    def _superseded(self, fact: Fact, target: dict[str, Any], pending: list[str]) -> str | None:
+    def home_of_change(self, fact: Fact) -> str | None:
+        """The note of the fact's subject (any category) holding a line vb wrote that the
+        learned judge finds this fact gives a new value to, or None (also without the
+        judge: a statement capture did not keep is kept only for what the model sees)."""
+        if self.judge is None or not readable(statement_of(fact.statement)):
+            return None
+        home = self._slot_home(fact, self._home(fact))
+        return home if self.judge is not None else None  # (None: the rules answered)
+
+    def _superseded(
+        self, fact: Fact, target: dict[str, Any], pending: list[str], context: list[str]
+    ) -> str | None:
         """The older statement of `target` (or of the lines `pending` for it) this fact
         updates: as the learned judge sees it, of the lines vb wrote (the ones an update
-        retires), or where it cannot run, by the rules (`superseded_by_rules`)."""
+        retires), the line of `context` (all its subject's) nearest to a change held to a
+        lower bar, or where it cannot run, by the rules (`superseded_by_rules`)."""
         statement = statement_of(fact.statement)  # (as its line will say it)
         # a statement another new fact of this plan replaces is replaced once
         taken = set(self.replacing.values())
         if self.judge is not None and readable(statement):
-            ours = [s for s in target["statements"] if s.lower() in target["ours"]]
+            olds = [s for s in self._replaceable(target, pending) if s not in taken]
             try:
-                return self.judge.older(statement, [s for s in [*ours, *pending] if s not in taken])
+                return self.judge.older(statement, olds, among=context)
             except Unavailable:
                 self.judge = None
         return superseded_by_rules(

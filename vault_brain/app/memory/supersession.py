@@ -97,11 +97,7 @@ def _confirmed(
     for path, note_id, old, new in ruled:
         if path in found:
             continue
-        if (
-            judge is not None
-            and (old, new) in judged
-            and judge.older(new, [old], lines=False) is None
-        ):
+        if judge is not None and (old, new) in judged and judge.older(new, [old]) is None:
             continue  # the model overrules the rules
         found[path] = (note_id, old, new)
     return found

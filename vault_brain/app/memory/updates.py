@@ -56,22 +56,28 @@ class UpdateJudge:
             _vectors.popitem(last=False)
         return found
 
-    def older(self, new: str, olds: Sequence[str], lines: bool = True) -> str | None:
-        """Of `olds` (oldest first) it reads, the one `new` updates, or None. `lines`: they
-        are a note's lines, the one nearest in meaning to a change held to a lower bar
-        (False: rule candidates from elsewhere, judged on their own)."""
+    def older(
+        self, new: str, olds: Sequence[str], among: Sequence[str] | None = None
+    ) -> str | None:
+        """Of `olds` (oldest first) it reads, the one `new` updates, or None. `among`: all
+        the lines of the note(s) `olds` come from; the one nearest in meaning to a change
+        is held to a lower bar when it is one of `olds` (None: rule candidates from
+        elsewhere, each judged on its own)."""
         from vault_brain.storage.index import updates
 
         olds = [o for o in dict.fromkeys(olds) if readable(o) and o != new]
-        vectors = self.prepare([new, *olds])
+        lines = [o for o in dict.fromkeys([*olds, *(among or ())]) if readable(o) and o != new]
+        vectors = self.prepare([new, *lines])
         if not olds or new not in vectors:
             return None
         said = [signs(new, o) for o in olds]
         found = updates.probabilities([vectors[o] for o in olds], [vectors[new]] * len(olds), said)
-        near = updates.nearest(vectors[new], [vectors[o] for o in olds])
+        near = lines[updates.nearest(vectors[new], [vectors[o] for o in lines])]
         model = updates.model()
         chosen = [
-            i for i in range(len(olds)) if model.updates(found[i], said[i], lines and i == near)
+            i
+            for i in range(len(olds))
+            if model.updates(found[i], said[i], among is not None and olds[i] == near)
         ]
         if not chosen:
             return None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import field, replace
+from pathlib import PurePosixPath
 from typing import Any
 
 from vault_brain.app.memory.apply import apply_plan
@@ -26,7 +27,7 @@ from vault_brain.app.memory.results import Result, result
 from vault_brain.app.memory.supersession import older_statements, superseding_actions
 from vault_brain.app.memory.vault import Vault
 from vault_brain.domain.capture.conversation import Candidate, capture
-from vault_brain.domain.capture.facts import facts_of
+from vault_brain.domain.capture.facts import Fact, facts_of
 from vault_brain.domain.capture.supersede import statement_of
 from vault_brain.domain.clock import now_iso
 from vault_brain.domain.engine import METHOD_LLM, JSONChat
@@ -120,6 +121,9 @@ def flush(
     user_kinds = vault.policy.scope_user_kinds
     written = []  # the facts written, for supersession across notes
     facts = facts_of(candidates, session, people)
+    if llm is None:
+        found = _changes_of_known(vault, feed, report.changes, session, result.dropped)
+        candidates, facts = [*candidates, *found], [*facts, *found.values()]
     feed.prepare(facts)
     for candidate, fact in zip(candidates, facts, strict=True):
         fact = replace(fact, scope=scope_for(candidate.kind, scopes, user_kinds))
@@ -183,6 +187,31 @@ def flush(
         },
     )
     return result
+
+
+def _changes_of_known(
+    vault: Vault,
+    feed: EntityFeed,
+    changes: list[Candidate],
+    session: str,
+    dropped: dict[str, int],
+) -> dict[Candidate, Fact]:
+    """The user's clauses that say they are a change but gave no fact ("these days I take
+    the bus to work"), kept as facts of the note holding a line they give a new value to,
+    as the learned judge sees it (a change of something remembered is worth remembering;
+    anything else stays dropped). Those it keeps pass the gate, as every candidate does."""
+    found: dict[Candidate, Fact] = {}
+    for candidate, fact in zip(changes, facts_of(changes, session), strict=True):
+        home = feed.home_of_change(fact)
+        if home is not None:
+            found[candidate] = replace(fact, category=PurePosixPath(home).parts[1])
+    hostile = screen(vault, [c.text for c in found]) if found else {}
+    found = {c: f for c, f in found.items() if c.text not in hostile}  # (counted: no fact)
+    if found:
+        dropped["no_fact"] -= len(found)
+        if not dropped["no_fact"]:
+            del dropped["no_fact"]
+    return found
 
 
 def _protected(vault: Vault, rel: str) -> str | None:

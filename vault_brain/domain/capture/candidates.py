@@ -42,6 +42,10 @@ class Candidate:
 class CaptureReport:
     candidates: list[Candidate] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
+    changes: list[Candidate] = field(default_factory=list)
+    """The user's clauses that gave no fact yet say they are a change ("these days I take
+    the bus"), counted in `dropped` as no_fact: a statement only when it gives a new value
+    to something already remembered, which the caller, who can read the notes, decides."""
 
 
 @dataclass

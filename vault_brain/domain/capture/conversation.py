@@ -34,8 +34,16 @@ from vault_brain.domain.capture import clauses as clauses
 from vault_brain.domain.capture import rules as rules
 from vault_brain.domain.capture import statements as says
 from vault_brain.domain.capture import text as capture_text
-from vault_brain.domain.capture.candidates import KINDS, Candidate, CaptureReport, keep, slot_of
+from vault_brain.domain.capture.candidates import (
+    KINDS,
+    MAX_TEXT,
+    Candidate,
+    CaptureReport,
+    keep,
+    slot_of,
+)
 from vault_brain.domain.capture.candidates import Found as _Found
+from vault_brain.domain.capture.change import may_change
 from vault_brain.domain.capture.clauses import strip_label
 from vault_brain.domain.capture.names import (
     continues_person,
@@ -51,6 +59,7 @@ from vault_brain.domain.capture.names import (
 from vault_brain.domain.capture.projects import has_content, namings, project_heads
 from vault_brain.domain.capture.slots import capture_kind, filled
 from vault_brain.domain.capture.words import NAME_WORD, NOT_NAMES
+from vault_brain.domain.text import clip
 
 __all__ = ["KINDS", "Candidate", "CaptureReport", "capture", "slot_of"]
 
@@ -68,7 +77,12 @@ def capture(messages: Iterable[Mapping[str, Any]], *, max_per_message: int = 6) 
     for message, (sentences, refused) in zip(items, gated, strict=True):
         report.dropped.update(refused)
         if _role(message) == "user":
-            found = _user_facts(sentences, conversation, asked, report.dropped)
+            changes: list[str] = []
+            found = _user_facts(sentences, conversation, asked, report.dropped, changes)
+            report.changes += [
+                Candidate("identity", "user", text, str(message.get("id", "")), "user", _CHANGE)
+                for text in dict.fromkeys(clip(says.third_person(c), MAX_TEXT) for c in changes)
+            ]
             accepted = not found and clauses.only_acceptance(sentences)
             asked = []
         else:
@@ -127,11 +141,16 @@ def _role(message: Mapping[str, Any]) -> str:
 
 
 def _user_facts(
-    sentences: list[str], conversation: _Conversation, asked: list[str], dropped: Counter[str]
+    sentences: list[str],
+    conversation: _Conversation,
+    asked: list[str],
+    dropped: Counter[str],
+    changes: list[str],
 ) -> list[_Found]:
     """The facts of one user message, clause by clause. After the assistant asked for
     several things at once, a reply of short fragments ("Ana Lee. Nurse, Leeds.") answers
-    them fragment by fragment."""
+    them fragment by fragment. A clause stated as so that gives no fact but says it is a
+    change goes to `changes`."""
     pieces = clauses.merge_anaphoric([c for s in sentences for c in clauses.split_clauses(s)])
     found: list[_Found] = []
     state = _MessageState()
@@ -189,6 +208,8 @@ def _user_facts(
             found[before:] = _slotted(core, found[before:], identity_only=not said)
         if len(found) == before:
             dropped["no_fact"] += 1
+            if said and may_change(core) and not state.people:
+                changes.append(core)
         state.previous = core
     return [_resolved(f, state.people) for f in found]
 
@@ -376,6 +397,8 @@ def _decision_subject(core: str, conversation: _Conversation) -> str:
     return conversation.active or "user"
 
 
+# below any kind's: a change of something remembered, kept only when it gives one a new value
+_CHANGE = 0.6
 _LONE_NAME = re.compile(rf"{NAME_WORD}(?:\s+{NAME_WORD})?")
 _WITH_ME = re.compile(r"\bwith\s+(?:me|us)\b", re.IGNORECASE)
 
