@@ -79,9 +79,10 @@ def capture(messages: Iterable[Mapping[str, Any]], *, max_per_message: int = 6) 
         if _role(message) == "user":
             changes: list[str] = []
             found = _user_facts(sentences, conversation, asked, report.dropped, changes)
+            said = (clip(says.third_person(c), MAX_TEXT) for c in changes)
             report.changes += [
                 Candidate("identity", "user", text, str(message.get("id", "")), "user", _CHANGE)
-                for text in dict.fromkeys(clip(says.third_person(c), MAX_TEXT) for c in changes)
+                for text in dict.fromkeys(t[:1].upper() + t[1:] for t in said)
             ]
             accepted = not found and clauses.only_acceptance(sentences)
             asked = []
