@@ -81,6 +81,7 @@ class EntityFeed:
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
         self.replacing: dict[str, str] = {}  # a fact line -> the older statement it supersedes
+        self.globbed: dict[str, list[str]] = {}  # a subject's file pattern -> its notes
         self.judge: UpdateJudge | None = UpdateJudge(vault)  # None: the rules decide
 
     def target(self, rel: str, scope: str = GLOBAL) -> dict[str, Any] | None:
@@ -201,9 +202,13 @@ class EntityFeed:
     def _namesakes(self, rel: str, scope: str) -> list[tuple[str, dict[str, Any]]]:
         """The existing notes of `rel`'s subject in any category (the same folder and file
         name: people, preferences, projects, ...), its own first, with their targets."""
-        root = self.vault.paths.root / "entities"
         pattern = "/".join(("*", *PurePosixPath(rel).parts[2:]))
-        rels = [f"entities/{p.relative_to(root).as_posix()}" for p in root.glob(pattern)]
+        if pattern not in self.globbed:  # (read once a plan: it adds no note before applying)
+            root = self.vault.paths.root / "entities"
+            self.globbed[pattern] = [
+                f"entities/{p.relative_to(root).as_posix()}" for p in root.glob(pattern)
+            ]
+        rels = self.globbed[pattern]
         found = []
         for other in sorted(rels, key=lambda o: (o != rel, o)):
             target = self.target(other, scope)
