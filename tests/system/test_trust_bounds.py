@@ -155,7 +155,8 @@ def test_a_persons_oversize_vb_add_is_refused_at_once_with_a_hint(vault: Path) -
 
 def test_the_gate_judges_and_redacts_huge_text_in_bounded_time() -> None:
     # 3 MB took 46 s to judge before the size check; one 16,000-character word 3.5 s (three
-    # patterns were quadratic in a run of letters, '=' or '.')
+    # patterns were quadratic in a run of letters, '=' or '.'), and 'a.' * 16,000 5 s (a URL's
+    # unbounded scheme)
     out = within(
         20,
         "import time\n"

@@ -381,7 +381,7 @@ def looks_like_password(value: str) -> bool:
 
 _HYPHENATED_WORDS = lazy(r"(?:\d+-)?[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)*")  # Wi-Fi, 6-digit
 _TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{16,}")
-_URL = lazy(r"\b[a-z][a-z0-9+.-]*://[^\s)\]>]+")
+_URL = lazy(r"\b[a-z][a-z0-9+.\-]{0,40}://[^\s)\]>]+")  # (a bounded scheme: linear in "a.a.a...")
 
 
 def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
