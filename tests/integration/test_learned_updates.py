@@ -117,7 +117,7 @@ def test_a_line_is_replaced_by_one_new_fact_of_a_flush(vault: Path, cli: Any) ->
     feed = EntityFeed(Vault.open(vault), 0.5)
     feed.judge = _FirstLine()  # type: ignore[assignment]
     new = [Fact("user", "people", s, 0.9) for s in ("User lives in York", "User works at Acorn")]
-    feed.fresh(new, "from session s2, m0001")
+    feed.fresh(new, "from session s2, m0001", "s2")
 
     # the first takes the first line; the second may not take it again (it had been
     # recorded twice, the second pairing overwriting what replaced it)
@@ -125,6 +125,31 @@ def test_a_line_is_replaced_by_one_new_fact_of_a_flush(vault: Path, cli: Any) ->
         "User lives in Harrogate",
         "User works at Fernhill Dental",
     ]
+
+
+def test_facts_of_one_window_never_replace_each_other_but_a_later_windows_may(
+    vault: Path, cli: Any
+) -> None:
+    from vault_brain.app.memory.entities import EntityFeed
+    from vault_brain.app.memory.vault import Vault
+    from vault_brain.domain.capture.facts import Fact
+
+    # a flush of "We're in Nelson now" and "Since september I work at Halden" had Halden
+    # replace Nelson (both new, both said as changes): the pairing the older employer line
+    # needed was taken, and `supersedes` named a line that stayed current
+    assert cli("--vault", str(vault), "index").exit_code == 0
+    feed = EntityFeed(Vault.open(vault), 0.5)
+    feed.judge = _FirstLine()  # type: ignore[assignment]
+    first = [Fact("user", "people", s, 0.9) for s in ("User lives in York", "User works at Acorn")]
+    for fact in first:  # as a flush feeds them: one fact at a time, one window
+        for rel, lines in feed.fresh([fact], "from session s1, m0001", "s1").items():
+            feed.accept(rel, lines, "s1/m0001")
+    assert feed.replacing == {}
+
+    later = Fact("user", "people", "User lives in Leeds", 0.9)
+    fresh = feed.fresh([later], "from session s2, m0001", "s2")
+    assert fresh == {"entities/people/user.md": ["- User lives in Leeds (from session s2, m0001)"]}
+    assert list(feed.replacing.values()) == ["User lives in York"]
 
 
 def test_a_change_capture_keeps_no_fact_of_is_kept_when_it_updates_a_remembered_line(

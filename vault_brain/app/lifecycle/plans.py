@@ -274,7 +274,7 @@ def plan_promote(vault: Vault, now: dt.datetime | None = None, llm: JSONChat | N
         names = names or link_names(vault.paths.root)
         # (no parentheses in the shown title: the provenance is read back as "(from ...)")
         link = names.link(row["path"], _PARENS.sub(" ", row["title"]))
-        fresh = feed.fresh(facts, f"from {link}")
+        fresh = feed.fresh(facts, f"from {link}", row["id"])
         accepted = sum(len(v) for v in fresh.values())
         if not accepted:
             plan.notes.append(f"{row['id']}: its facts are already in the entity notes")

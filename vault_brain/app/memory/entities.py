@@ -81,6 +81,12 @@ class EntityFeed:
         self.initial = initial
         self.targets: dict[str, dict[str, Any]] = {}
         self.replacing: dict[str, str] = {}  # a fact line -> the older statement it supersedes
+        # the conversation window (a flush's session, a promoted episode) each statement this
+        # plan adds came from, and the one being fed now: statements of one window never
+        # replace each other (said together, they are different facts far likelier than a
+        # change, and a window's new lines are not retired by an append)
+        self.windows: dict[str, str] = {}
+        self.window = ""
         self.globbed: dict[str, list[str]] = {}  # a subject's file pattern -> its notes
         self.judge: UpdateJudge | None = UpdateJudge(vault)  # None: the rules decide
 
@@ -162,9 +168,11 @@ class EntityFeed:
             return found
         return None if found is None else {**found, "credit": self.initial}
 
-    def fresh(self, facts: Iterable[Fact], provenance: str) -> dict[str, list[str]]:
+    def fresh(self, facts: Iterable[Fact], provenance: str, window: str) -> dict[str, list[str]]:
         """Fact lines per entity path that say something its note does not say yet (nothing
-        is committed until `accept`)."""
+        is committed until `accept`), from the conversation `window` (a session, an
+        episode)."""
+        self.window = window
         out: dict[str, list[str]] = {}
         for fact in facts:
             rel = self._home(fact)
@@ -184,12 +192,13 @@ class EntityFeed:
             older = [*target["words"], *(content_words(p) for p in pending)]
             if any(says_nothing_new(words, w) for w in older):
                 continue
-            replaced = self._superseded(fact, target, pending, self._said_of(rel, fact, pending))
+            replaced = self._superseded(fact, target, self._said_of(rel, fact))
             # what it replaces is in the note's `supersedes` and its Previously section, not
             # on the current line (which reaches MEMORY.md and an agent's context)
             line = f"- {statement} ({provenance})"
             if replaced:
                 self.replacing[line] = replaced
+            self.windows[statement] = window
             out.setdefault(rel, []).append(line)
         return out
 
@@ -216,18 +225,20 @@ class EntityFeed:
                 found.append((other, target))
         return found
 
-    @staticmethod
-    def _replaceable(target: dict[str, Any], pending: Iterable[str] = ()) -> list[str]:
-        """What an update may replace in `target`: the lines vb wrote, those this plan adds
-        to it, and `pending` ones."""
+    def _replaceable(self, target: dict[str, Any]) -> list[str]:
+        """What an update may replace in `target`: the lines vb wrote, and those this plan
+        adds to it from another window."""
         ours = [s for s in target["statements"] if s.lower() in target["ours"]]
-        return [*ours, *(statement_of(x) for x in target["lines"]), *pending]
+        return [*ours, *self._other_windows(statement_of(x) for x in target["lines"])]
 
-    def _said_of(self, rel: str, fact: Fact, pending: list[str]) -> list[str]:
+    def _other_windows(self, statements: Iterable[str]) -> list[str]:
+        """`statements` but those this plan adds from the window being fed."""
+        return [s for s in statements if self.windows.get(s, "") != self.window]
+
+    def _said_of(self, rel: str, fact: Fact) -> list[str]:
         """Every line an update of the fact's subject may replace, in all of its notes (the
         one nearest in meaning to a change is looked for among them all)."""
-        said = [s for _, t in self._namesakes(rel, fact.scope) for s in self._replaceable(t)]
-        return [*said, *pending]
+        return [s for _, t in self._namesakes(rel, fact.scope) for s in self._replaceable(t)]
 
     def _slot_home(self, fact: Fact, rel: str) -> str | None:
         """Another note of the same subject (people, preferences, projects, ...) stating an
@@ -235,9 +246,9 @@ class EntityFeed:
         replaces (a slot belongs to the subject, whichever of its notes holds it)."""
         if self.judge is None and not may_update(fact):
             return None
-        context = self._said_of(rel, fact, [])
+        context = self._said_of(rel, fact)
         for other, target in self._namesakes(rel, fact.scope):  # its own note first
-            if self._superseded(fact, target, [], context):
+            if self._superseded(fact, target, context):
                 return other
         return None
 
@@ -250,24 +261,22 @@ class EntityFeed:
         home = self._slot_home(fact, self._home(fact))
         return home if self.judge is not None else None  # (None: the rules answered)
 
-    def _superseded(
-        self, fact: Fact, target: dict[str, Any], pending: list[str], context: list[str]
-    ) -> str | None:
-        """The older statement of `target` (or of the lines `pending` for it) this fact
-        updates: as the learned judge sees it, of the lines vb wrote (the ones an update
-        retires), the line of `context` (all its subject's) nearest to a change held to a
-        lower bar, or where it cannot run, by the rules (`superseded_by_rules`)."""
+    def _superseded(self, fact: Fact, target: dict[str, Any], context: list[str]) -> str | None:
+        """The older statement of `target` this fact updates: as the learned judge sees it,
+        of the lines vb wrote (the ones an update retires), the line of `context` (all its
+        subject's) nearest to a change held to a lower bar, or where it cannot run, by the
+        rules (`superseded_by_rules`)."""
         statement = statement_of(fact.statement)  # (as its line will say it)
         # a statement another new fact of this plan replaces is replaced once
         taken = set(self.replacing.values())
         if self.judge is not None and readable(statement):
-            olds = [s for s in self._replaceable(target, pending) if s not in taken]
+            olds = [s for s in self._replaceable(target) if s not in taken]
             try:
                 return self.judge.older(statement, olds, among=context)
             except Unavailable:
                 self.judge = None
         return superseded_by_rules(
-            fact, [s for s in [*target["statements"], *pending] if s not in taken]
+            fact, [s for s in self._other_windows(target["statements"]) if s not in taken]
         )
 
     def accept(self, rel: str, lines: list[str], source: str, gain: float = 0.0) -> None:

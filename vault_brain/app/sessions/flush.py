@@ -127,7 +127,7 @@ def flush(
     feed.prepare(facts)
     for candidate, fact in zip(candidates, facts, strict=True):
         fact = replace(fact, scope=scope_for(candidate.kind, scopes, user_kinds))
-        fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}")
+        fresh = feed.fresh([fact], f"from session {session}, {candidate.message_id}", session)
         written += [fact] if fresh else []
         for rel, lines in fresh.items():
             feed.accept(rel, lines, f"{session}/{candidate.message_id}")
