@@ -123,7 +123,7 @@ def test_estimate_when_encoding_unavailable(
 def test_an_entity_entry_lists_vbs_facts_the_latest_first_in_whole_items(vault: Path) -> None:
     facts = [
         f"User's fact number {i} is about something else entirely, said at length"
-        for i in range(1, 9)
+        for i in range(1, 17)
     ]
     lines = [f"- {fact} (from session s{i}, m0001)" for i, fact in enumerate(facts, 1)]
     path = vault / "entities/people/user.md"
@@ -142,3 +142,6 @@ def test_an_entity_entry_lists_vbs_facts_the_latest_first_in_whole_items(vault: 
     shown = summary.removesuffix("…").split(" - ")[1:]
     assert shown and all(item in facts for item in shown)
     assert facts[0] not in summary
+    # most of them: a person's entry is the one that gathers facts (at 300 characters the
+    # user's showed three of these)
+    assert len(shown) >= 10

@@ -34,6 +34,10 @@ from vault_brain.storage.tokens import get_counter
 
 SECTION_ORDER = {("entity", "people"): 0, ("entity", "projects"): 1, ("entity", "preferences"): 2}
 SUMMARY_LIMIT = 300
+# an entity's entry lists its current facts: a person's note gathers a fact per line over
+# many sessions, and at 300 characters the user's showed three or four of ten (a residence
+# stated early in a session was never among them); 1,000 is about 250 tokens of the 5,000
+ENTITY_LIMIT = 1000
 MAX_MISSES = 25  # consecutive entries that did not fit before the budget counts as full
 
 
@@ -65,15 +69,15 @@ def _section(row: dict[str, Any]) -> tuple[int, str]:
 _LINE_PROVENANCE = re.compile(r" \(from session [^()]*?(?:\)|(?=…$))")  # (or clipped)
 
 
-def _clipped(summary: str) -> str:
-    """At most `SUMMARY_LIMIT` characters, cut after a whole list item where one ends in
-    the second half (half a fact can say the opposite of it: "left Harrow & Finch in A…"),
+def _clipped(summary: str, limit: int) -> str:
+    """At most `limit` characters, cut after a whole list item where one ends in the
+    second half (half a fact can say the opposite of it: "left Harrow & Finch in A…"),
     else mid-text."""
-    if len(summary) <= SUMMARY_LIMIT:
+    if len(summary) <= limit:
         return summary
-    head = summary[: SUMMARY_LIMIT - 1]
+    head = summary[: limit - 1]
     end = head.rfind(" - ")
-    if end >= SUMMARY_LIMIT // 2:
+    if end >= limit // 2:
         head = head[:end]
     return head.rstrip() + "…"
 
@@ -94,7 +98,7 @@ def _entry(row: dict[str, Any]) -> str:
     title = row["title"]
     if summary.startswith(f"# {title}"):
         summary = summary[len(title) + 2 :].strip()
-    summary = _clipped(summary)
+    summary = _clipped(summary, ENTITY_LIMIT if row["type"] == "entity" else SUMMARY_LIMIT)
     pin = " (pinned)" if row["pinned"] else ""
     text = f"- **{title}**{pin} `{row['id']}`"
     if summary:
