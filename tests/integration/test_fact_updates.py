@@ -291,6 +291,26 @@ def test_an_older_episode_gets_superseded_by_and_only_that_key(vault: Path, cli:
     assert old.read_bytes() == before[:end] + added + before[end:]
 
 
+def test_an_episode_saying_in_the_first_person_what_a_replaced_line_said_is_superseded(
+    vault: Path, cli: Any
+) -> None:
+    # the entity line says "User takes the ferry ...", the episode "I take the ferry ...":
+    # the same fact, reworded
+    from vault_brain.domain.capture.supersede import split_previously
+
+    say(cli, vault, "s1", "I take the ferry to work every day, it's about 25 min and I read on it.")
+    (old,) = _episodes(vault, "s1")
+    user = vault / "entities/preferences/user.md"
+    assert "User takes the ferry" in user.read_text(encoding="utf-8")
+
+    say(cli, vault, "s2", "These days i carpool with a coworker, the ferry timetable got cut.")
+
+    assert "superseded by" in split_previously(user.read_text(encoding="utf-8"))[1]
+    (new,) = _episodes(vault, "s2")
+    new_id = parse_text(new.read_bytes()).meta["id"]
+    assert parse_text(old.read_bytes()).meta["superseded_by"] == new_id
+
+
 def _two_sessions(vault: Path, cli: Any) -> None:
     say(cli, vault, "s1", "I live in Leeds.", "Our retro is at 4pm.")
     say(cli, vault, "s2", "We relocated to York in May.", "The retro got pushed to 5pm.")

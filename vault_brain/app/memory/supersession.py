@@ -105,9 +105,17 @@ def _confirmed(
 
 def _restates(sentence: str, statement: str) -> bool:
     """Whether an episode's sentence states `statement` (the same content words, or nearly:
-    an episode lists a fact as captured, an entity note as reworded)."""
-    words, said = content_words(statement), content_words(sentence)
+    an episode lists a fact as the person said it, an entity note as reworded: "I take the
+    ferry" there is "User takes the ferry" here)."""
+    words, said = _stems(statement), _stems(sentence)
     return bool(words) and (words <= said or says_nothing_new(said, words))
+
+
+def _stems(text: str) -> set[str]:
+    """Content words without the rewording's "User" and with a plural's or third person's
+    final s (takes, take)."""
+    found = content_words(text) - {"user", "user's"}
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in found}
 
 
 def _states_older(sentence: str, new: Filled | None, left: list[str]) -> bool:

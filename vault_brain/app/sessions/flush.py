@@ -121,6 +121,7 @@ def flush(
     user_kinds = vault.policy.scope_user_kinds
     written = []  # the facts written, for supersession across notes
     facts = facts_of(candidates, session, people)
+    found: dict[Candidate, Fact] = {}
     if llm is None:
         found = _changes_of_known(vault, feed, report.changes, session, result.dropped)
         candidates, facts = [*candidates, *found], [*facts, *found.values()]
@@ -144,7 +145,9 @@ def flush(
     result.plan.actions += feed.actions()
     episode_scope = scope_for("episode", scopes, user_kinds)
     captured = bool(report.candidates)
-    episode = _episode_action(vault, session, messages, llm, now, episode_scope, captured, result)
+    episode = _episode_action(
+        vault, session, messages, llm, now, episode_scope, captured, [c.text for c in found], result
+    )
     if episode is not None and episode.id and episode.content is not None:
         # an older episode stating what a fact of this span replaces is superseded by this
         # one: the model decided which (UPDATE), or without one (or when it failed) the rules
@@ -233,10 +236,13 @@ def _episode_action(
     now: dt.datetime | None,
     scope: str,
     captured: bool,
+    changes: list[str],
     result: FlushResult,
 ) -> Action | None:
     """The span's episode note, or None: flushed before, or nothing durable in it (no
-    decision, fact or open question: nothing from nothing; the transcript keeps the words)."""
+    decision, fact or open question: nothing from nothing; the transcript keeps the words).
+    `changes`: what the flush kept of clauses capture gave no fact (they are facts of the
+    episode too)."""
     first, last = str(messages[0]["id"]), str(messages[-1]["id"])
     moment = (now or dt.datetime.now().astimezone()).date().isoformat()
     name = f"session-{slugify(session)}-{first}-{last}.md"
@@ -244,12 +250,12 @@ def _episode_action(
         if vault.paths.note(place).exists() or (vault.paths.archive_dir / place).exists():
             return None  # this span was flushed before (its record may have been lost in a crash)
     rel = f"{episode_folder(vault.paths, moment)}/{name}"
-    summary = summarize(messages, llm)
+    summary = summarize(messages, llm).with_facts(changes)
     hostile = screen(vault, summary.screenable())
     summary = summary.without(hostile)
     for reason in hostile.values():
         result.dropped[reason] = result.dropped.get(reason, 0) + 1
-    if not durable(summary, captured):
+    if not durable(summary, captured or bool(changes)):
         result.plan.notes.append(
             f"no episode for {first}–{last}: no decisions, facts or open questions"
         )

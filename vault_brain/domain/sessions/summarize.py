@@ -13,7 +13,7 @@ from typing import Any
 from vault_brain.domain.engine import METHOD_LLM, METHOD_OFFLINE, JSONChat, run_with_fallback
 from vault_brain.domain.errors import LLMError
 from vault_brain.domain.gate import judge, prose_sentences, redact
-from vault_brain.domain.text import INLINE_CODE, content_words, words, wordset
+from vault_brain.domain.text import INLINE_CODE, content_words, counted, words, wordset
 
 DEFAULT_SUMMARY_WORDS = 150
 _MAX_MESSAGE_CHARS = 4000
@@ -75,6 +75,16 @@ class Summary:
             open_questions=questions,
             refused=dict(refused),
         )
+
+    def with_facts(self, kept: Sequence[str]) -> Summary:
+        """This offline summary with the facts capture `kept` that its own loose pick of
+        sentences missed (a model's summary stays as it wrote it)."""
+        more = [k for k in kept if not any(k.lower() in f.lower() for f in self.facts)]
+        if self.method == METHOD_LLM or not more:
+            return self
+        facts = [*self.facts, *more]
+        text = _render_summary(self.decisions, facts, self.open_questions, self.names, self.total)
+        return replace(self, text=text, facts=facts)
 
 
 _DECISION = re.compile(
@@ -218,7 +228,7 @@ def _render_summary(
     if names:
         blocks.append("Names: " + ", ".join(names))
     if not blocks:
-        return f"No decisions, facts or open questions in {total} messages."
+        return f"No decisions, facts or open questions in {counted(total, 'message')}."
     return "\n".join(blocks)
 
 
