@@ -137,6 +137,23 @@ def test_the_users_own_name_is_not_taken_for_someone_else() -> None:
     assert {c.slot for c in candidates} == {"identity:name"}
 
 
+@pytest.mark.parametrize(
+    ("message", "person"),
+    [
+        ("My manager at Tidewater Outfitters wants a slide deck by Friday.", None),
+        ("My coach at Larkfield Rowing Club thinks I should race.", None),
+        ("My manager at Tidewater, Ana Lee, wants a slide deck by Friday.", "Ana Lee"),
+        ("My sister in Leeds, Ana, is a nurse.", "Ana"),
+    ],
+)
+def test_a_place_of_several_words_after_a_relation_is_no_ones_name(
+    message: str, person: str | None
+) -> None:
+    # "my manager at Tidewater Outfitters" had named a person "Outfitters"
+    people = {c.subject for c in _found(message) if c.kind == "person"}
+    assert people == ({person} if person else set())
+
+
 def test_a_pronoun_after_a_named_person_stays_with_that_person() -> None:
     (person,) = _found("my cousin Wendel is staying over — he's a carpenter and loves jazz")
     assert person.subject == "Wendel"

@@ -60,10 +60,11 @@ _HAVE = (
 )
 _NOT_AFTER_PLACE = r"(?<!\bto )(?<!\bfrom )(?<!\bin )(?<!\bat )(?<!→ )(?<!\bvia )"
 _PERSON_PATTERNS = (
-    # my sister Ana / Ana's girlfriend Bo / my wife's name is Ana / I have a son, Ana
+    # my sister Ana / Ana's girlfriend Bo / my wife's name is Ana / I have a son, Ana (a
+    # place's whole name first: in "my manager at Tidewater Outfitters wants" nobody is named)
     lazy(
         rf"(?:(?:{_POSS}|{_HAVE})\s+{_MODS}{_CO}(?i:{RELATION})s?{_OF}(?:\s+(?i:there|here|(?:from|at|in)"
-        rf"\s+(?:the\s+|my\s+)?(?!(?i:the|a|an)\b)[\w-]+))?{_NAMED}?,?\s+|\b(?i:the)\s+{_MODS}(?i:{RELATION}){_OF},\s+"
+        rf"\s+(?:the\s+|my\s+)?(?!(?i:the|a|an)\b)(?>{NAME_SEQ}|[\w-]+)))?{_NAMED}?,?\s+|\b(?i:the)\s+{_MODS}(?i:{RELATION}){_OF},\s+"
         rf"|\b(?i:the)\s+{_MODS}(?i:{_INDIVIDUAL})\s+(?=(?i:is|was)\s))"
         rf"(?:(?i:is|was|'s|are)\s+)?\(?{_CALLED}?{TITLE}?(?P<name>{_PERSON_NAME})"
     ),
