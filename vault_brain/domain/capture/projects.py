@@ -107,6 +107,16 @@ _ORG_NAMING = lazy(
     rf"\b(?i:a|an|the|our|my)\s+(?:[\w'’-]+\s+){{0,3}}?(?i:{ORG_NOUN}),?\s+(?:(?i:called|named)\s+)?"
     rf"(?P<name>{NAME_SEQ})"
 )
+# a product the user or their team uses, named at most three words after the verb ("I pay
+# everything with the Revolut app", "we use a tracker called Plane"): a tool of theirs, a
+# fact about them, not a piece of work of their own
+_USED_BY_THEM = lazy(
+    r"\b(?:i|we)(?:['’]m|['’]re|['’]ve|\s+am|\s+are|\s+have)?\s+(?:\w+\s+)?"
+    r"(?:use[sd]?|using|pay|paying|paid|bank|banking|switched|switching|moved|tried|trying"
+    r"|downloaded|installed|signed\s+up|track|tracking|keep|log|logging|book|booking)"
+    r"(?:\s+[\w'’-]+){0,3}\s*$",
+    re.IGNORECASE,
+)
 _IT_IS_NAME = lazy(rf"^(?i:it['’]s|it\s+is)\s+(?P<name>{NAME_SEQ})\b")
 _ENDS_WITH_WORK = lazy(rf"\b(?P<head>(?i:{WORK_NOUN}))\W*(?:\S+\W*){{0,3}}$")
 
@@ -122,6 +132,8 @@ def namings(clause: str, previous: str) -> list[Naming]:
             if name and pattern is _NAMINGS[1]:
                 name = re.sub(r"^The\s+", "", name)  # "The Falcon project": an article
             if not name or name in orgs or name in found:
+                continue
+            if _USED_BY_THEM.search(clause[: match.start()]):
                 continue
             head = (groups.get("head") or "").lower()
             found[name] = Naming(name, head, bool(groups.get("is")))

@@ -48,11 +48,12 @@ _THIRD = [
     (re.compile(r"^my\s+name(?:'s|\s+is)\b", re.I), "User's name is"),
     (re.compile(r"^call\s+me\b", re.I), "User goes by"),
 ]
-_MODAL = re.compile(
-    r"^i\s+(can't|cannot|can|could|should|must|was|never|always|really|also|only|usually"
-    r"|mostly|just|still|generally|normally)\b",
-    re.IGNORECASE,
+# an adverb between "I" and the verb ("I now use X" -> "User now uses X", not "User nows use")
+_ADVERB = (
+    r"never|always|really|also|only|usually|mostly|just|still|generally|normally|now|often"
+    r"|sometimes|rarely|seldom|already|even"
 )
+_MODAL = re.compile(rf"^i\s+(can't|cannot|can|could|should|must|was|{_ADVERB})\b", re.IGNORECASE)
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _NO_S = {"can", "can't", "cannot", "could", "should", "must", "was", "a", "an", "the", "not"}
 # irregular past tenses ("I left X" -> "User left X", not "User lefts X")
@@ -148,7 +149,7 @@ def _first_opening(text: str) -> str:
     for pattern, repl in _FIRST:
         if pattern.match(text):
             return pattern.sub(repl, text, count=1)
-    match = re.match(r"^User\s+(?:([a-z]+ly|also|only|just|still|always|never)\s+)?(\w+)\b", text)
+    match = re.match(rf"^User\s+(?:([a-z]+ly|{_ADVERB})\s+)?(\w+)\b", text)
     if not match:
         return text
     verb = match.group(2)
