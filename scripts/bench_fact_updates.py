@@ -31,8 +31,10 @@ failures read on 2026-11-27, so they are development sets now. `lead12` .. `lead
 the one-replacement rule and MEMORY.md's latest-first entries, and run once at their end
 (6 of 20); `lead16` .. `lead19` (blind7.json) the same way before changes capture keeps no
 fact of were kept for the line they update, and the nearest line was looked for in all of
-the subject's notes: their figure is the unseen one (`held_out` in the record; per file
-`blind4` .. `blind7`). Run them without --json, whose output quotes them.
+the subject's notes (9 of 20), then read; `lead20` .. `lead23` (blind8.json) the same way
+before facts of one window stopped replacing each other and MEMORY.md's entity entries grew
+to 1,000 characters: their figure is the unseen one (`held_out` in the record; per file
+`blind4` .. `blind8`). Run them without --json, whose output quotes them.
 `--rules-only` turns the learned judge off (the slot rules alone decide). Prints k of 5 per
 set.
 """
@@ -75,8 +77,9 @@ BLIND_SETS = {
     "blind5": ("lead8", "lead9", "lead10", "lead11"),
     "blind6": ("lead12", "lead13", "lead14", "lead15"),
     "blind7": ("lead16", "lead17", "lead18", "lead19"),
+    "blind8": ("lead20", "lead21", "lead22", "lead23"),
 }
-HELD_OUT = BLIND_SETS["blind7"]  # (the older ones have been run or read since: see above)
+HELD_OUT = BLIND_SETS["blind8"]  # (the older ones have been run or read since: see above)
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(
