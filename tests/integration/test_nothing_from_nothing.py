@@ -62,7 +62,7 @@ def says_something(summary: str) -> bool:
         r"\(from [^)]*\)",
         r"\(\d{4}-\d{2}-\d{2}\)",
         r"Session `[^`]*`, messages \S+ ?[–-] ?\S+\.",
-        r"No decisions, facts or open questions in \d+ messages\.",
+        r"No decisions, facts or open questions in \d+ messages?\.",
         r"#+|\b(?:Sources|Decisions|Facts|Open questions):",
     ):
         summary = re.sub(pattern, " ", summary)

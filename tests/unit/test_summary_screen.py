@@ -39,3 +39,15 @@ def test_a_models_prose_loses_the_flagged_sentence_and_keeps_the_rest() -> None:
 def test_nothing_flagged_is_the_same_summary() -> None:
     summary = Summary("Decisions:\n- x", "offline", decisions=["x"], total=1)
     assert summary.without({}) is summary
+
+
+def test_an_offline_summary_gains_the_facts_the_flush_kept_and_a_models_does_not() -> None:
+    change = "These days i carpool with a coworker"
+    messages = [{"role": "user", "content": f"{change}, the ferry timetable got cut", "id": "m1"}]
+    summary = summarize_offline(messages)
+    assert summary.text == "No decisions, facts or open questions in 1 message."
+    kept = summary.with_facts([change])
+    assert kept.facts == [change] and kept.text == f"Facts:\n- {change}"
+    assert kept.with_facts([change]) is kept  # (said once)
+    written = Summary("The ferry was cut.", METHOD_LLM, total=1)
+    assert written.with_facts([change]) is written
