@@ -131,7 +131,8 @@ def test_a_20_mb_mcp_store_is_refused_at_once_and_nothing_is_written(
         result = call_within(srv, 20, "memory_store", {**STORE, "content": "zq " * 7_000_000})
         took = time.monotonic() - started
         text = str(getattr(result.content[0], "text", result.content[0]))
-        assert result.is_error and took < 5.0, (took, text)  # (about 0.3 s alone; 1.14 s once on loaded CI)
+        # (5 s: 1.14 s once on a loaded CI machine; its speed is measured by the benchmark)
+        assert result.is_error and took < 5.0, (took, text)
         assert "too much text for one memory (at most 16,000)" in text and "hint" in text
         assert "\n" not in text  # one line
         assert not (vault / "entities" / "people" / "huge.md").exists()
