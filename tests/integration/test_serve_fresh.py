@@ -93,6 +93,23 @@ def test_an_edit_is_seen_by_the_very_next_request(
         assert GUS not in injected(client, proxy.url, f"where is the zorblax{ROUNDS}?")
 
 
+def test_an_edit_during_a_write_of_the_proxys_own_is_seen_by_the_next_request(
+    vault: Path, upstream: FakeLLMServer
+) -> None:
+    """A person edits a note while vb serve is writing that same note (its access
+    counters): the edit was made before the next request, which sees it all the same."""
+    note = vault / "entities/people/gus.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(note_text("wheelbarrow"), encoding="utf-8")
+    with serving(vault, upstream) as proxy, httpx2.Client(timeout=30) as client:
+        assert injected(client, proxy.url, "wheelbarrow") == [GUS]
+        keeper = proxy.app.state.proxy.keeper
+        keeper.writing(["entities/people/gus.md"])  # (as a transaction about to commit)
+        note.write_text(note_text("quokkafrost"), encoding="utf-8")
+        assert injected(client, proxy.url, "where is the quokkafrost?") == [GUS]
+        keeper.indexed(["entities/people/gus.md"], {})
+
+
 def test_captures_in_their_own_process_are_indexed_and_seen(
     vault: Path, upstream: FakeLLMServer
 ) -> None:

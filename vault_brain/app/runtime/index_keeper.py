@@ -89,7 +89,7 @@ class IndexKeeper:
                 "; from now on, before every request" if self._late >= LATE_AT_MOST else "",
             )
             self.watch.lost_events()
-        self._apply()
+        self._apply(reading=True)
 
     def changed(self) -> None:
         """Readers are to see the index as it is now (e.g. after feedback changed credit)."""
@@ -98,8 +98,8 @@ class IndexKeeper:
 
     def writing(self, rels: list[str]) -> None:
         """vb serve itself is about to write these paths, and indexes them once written
-        (`indexed`): until then, reads do not wait for them (a write still under way did
-        not happen before the read; see `Vault.writing`)."""
+        (`indexed`): until then the keeper's thread leaves them to their writer (see
+        `Vault.writing`); a read indexes them only if the file changed on disk."""
         until = time.monotonic() + IN_FLIGHT_AT_MOST
         with self._flight_lock:
             for rel in (r for r in rels if not is_ignored_rel(r)):  # (notes only)
@@ -118,12 +118,18 @@ class IndexKeeper:
                 self._fresh.clear()
             self._fresh.update(stamps)
 
-    def _held(self, batch: set[str]) -> set[str]:
-        """The paths of `batch` that a write of vb serve's own is still writing, or has
-        indexed as they are on disk."""
+    def _held(self, batch: set[str], reading: bool) -> set[str]:
+        """The paths of `batch` that a write of vb serve's own has indexed as they are on
+        disk, and (but for a read) those it is still writing. A read indexes those too:
+        their events may be a person's edit made before it, and a file's stamp shows
+        what changed whoever wrote it (a write still under way is not on disk yet)."""
         now = time.monotonic()
         with self._flight_lock:
-            held = {r for r in batch if self._in_flight.get(r, (0, 0.0))[1] > now}
+            held = (
+                set()
+                if reading
+                else {r for r in batch if self._in_flight.get(r, (0, 0.0))[1] > now}
+            )
             fresh = {r: self._fresh[r] for r in batch - held if r in self._fresh}
         paths = self.api.vault.paths
         done = {r for r, st in fresh.items() if unchanged(paths, [r], {r: st} if st else {})}
@@ -139,16 +145,17 @@ class IndexKeeper:
             if busy and not self._apply():
                 self._stop.wait(1.0)  # e.g. a locked index: try again in a moment
 
-    def _apply(self, full: bool = False) -> bool:
+    def _apply(self, full: bool = False, reading: bool = False) -> bool:
         """Index what the watcher reported (everything, with `full` or after lost events),
-        except what vb serve's own writes are still writing; False when the index could
-        not be written (what was taken is pending again)."""
+        except, but for a `reading` (`settle`), what vb serve's own writes are still
+        writing; False when the index could not be written (what was taken is pending
+        again)."""
         with self._apply_lock:
             batch: set[str] = set()
             if self.watch is not None:
                 batch, reported = self.watch.state.take()
                 full = full or reported
-                held = self._held(batch)
+                held = self._held(batch, reading)
                 batch -= held
                 with self._flight_lock:  # (those indexed already are done with)
                     held = {r for r in held if r in self._in_flight}
