@@ -56,7 +56,17 @@ from vault_brain.domain import gate  # noqa: E402
 from vault_brain.domain.errors import RefusedError  # noqa: E402
 
 HOSTILE = ("injection", "exfiltration", "secret")  # the rest are shapes: code, command, ...
-SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "heldout5", "train5", "capture-hostile")
+SETS = (
+    "dev3",
+    "blind1",
+    "blind2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "heldout6",
+    "train5",
+    "capture-hostile",
+)
 KEPANO = ROOT / "tests" / "data" / "kepano-vault"
 
 

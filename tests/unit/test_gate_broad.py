@@ -220,6 +220,9 @@ def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:
         "In the screenshot the field reads password: xxxxxxxx",
         "The workflow passes token: {{ secrets.DEPLOY_TOKEN }} to the step.",
         "Compose reads PASSWORD=${DB_PASSWORD} from the environment.",
+        "Setup: export OPENAI_API_KEY=your-api-key-here, then start the server.",
+        "The fixture sets token = 'xxxx-xxxx-xxxx-xxxx', which no service accepts.",
+        "Template: DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/app",
     ],
 )
 def test_a_placeholder_where_a_credential_goes_is_not_a_secret(text: str) -> None:
@@ -234,7 +237,20 @@ def test_a_placeholder_where_a_credential_goes_is_not_a_secret(text: str) -> Non
         "password=Hunter2...x",
         "Put API_KEY=9f8e7d6c5b4a3f2e1d0c in .env before the first run.",
         "my password is Tr0ub4dor&3",
+        "the deploy token is 9c4e1f0a7b3d5e8f2a6c0b9d4e7f1a3c5b8d0e2f",
+        "API_KEY=yourkey-Hq7x2Lp9",
     ],
 )
 def test_a_credential_with_a_placeholder_look_is_still_one(text: str) -> None:
     assert "secret" in judge(text).reasons
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git bisect says commit 3f9a2c7e1b4d8f06a5c2e9b7d1f3a4c6e8b0d2f4 broke the importer.",
+        "The release's SHA-256 checksum is 9c4e1f0a7b3d5e8f2a6c0b9d4e7f1a3c5b8d0e2f9c4e1f0a7b3d5e8f.",
+    ],
+)
+def test_a_digest_named_as_one_is_not_a_secret(text: str) -> None:
+    assert judge(text).ok, judge(text).reasons

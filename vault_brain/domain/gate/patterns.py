@@ -311,7 +311,7 @@ _PASSWORD_VALUE = (
 PASSWORD_NAMED = lazy(
     r"(?i:(?:\b(?:password|passphrase|pass-phrase|passcode|passwort|kennwort|contraseña|senha"
     r"|wachtwoord|mot de passe|hasło|haslo|heslo|пароль|парол\w*|lösenord\w*|şifre\w*|parola"
-    r"|kata sandi|mật khẩu)\b|密码|密碼|パスワード|暗証番号|비밀번호|암호)"
+    r"|kata sandi|mật khẩu)\b(?!@)|密码|密碼|パスワード|暗証番号|비밀번호|암호)"
     r"(?:[^\n]{0,30}?(?:\s|:|：|是|は|는|은|=))?\s*" + _PASSWORD_VALUE + ")"
 )
 # A password, PIN or code given in prose: its value must look like one (a digit, a symbol or
@@ -344,8 +344,10 @@ _PLACEHOLDER_WORDS = frozenset(
      "port", "db", "dbname", "database", "name", "key", "token", "secret", "your", "here",
      "api", "id", "app", "value")
 )  # fmt: skip
+_SLOT_WORDS = frozenset(("your", "here"))  # ("your-key-here", "your_token": a slot to fill)
 _PLACEHOLDER_VALUE = lazy(
-    r"(?:[^\s\"'`]*(?:\.\.\.|…)|x{4,}|X{4,}|\*{4,}|<[^<>]{1,40}>|\{\{?[^{}]{1,40}\}\}?"
+    r"(?:[^\s\"'`]*(?:\.\.\.|…)|(?:x{4,}|X{4,}|\*{4,})(?:[-_ ](?:x+|X+|\*+))*"
+    r"|<[^<>]{1,40}>|\{\{?[^{}]{1,40}\}\}?"
     r"|\$\{[^{}]{1,40}\}|[A-Za-z0-9_]*EXAMPLE)[\"'`]?[.,;:!?)]*"
 )
 _VALUE_START = lazy(r"://|[:=]\s*[\"'`]?")
@@ -357,14 +359,16 @@ def placeholder(found: str) -> bool:
     documentation writes them: a value cut short ("sk_test_..."), masked ("xxxxxxxx",
     "****"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a published example key
     ("AKIAIOSFODNN7EXAMPLE", upper case at its end), or named parts in capitals
-    ("postgres://USER:PASSWORD@HOST")."""
+    ("postgres://USER:PASSWORD@HOST") or in words that ask for a value ("your-key-here")."""
     start = _VALUE_START.search(found)
     value = found[start.end() :] if start else found
     value = value.strip().rstrip("@")
     if _PLACEHOLDER_VALUE.fullmatch(value):
         return True
     runs = _LETTERS.findall(value)
-    return bool(runs) and all(r.isupper() and r.lower() in _PLACEHOLDER_WORDS for r in runs)
+    if not runs or any(r.lower() not in _PLACEHOLDER_WORDS for r in runs):
+        return False
+    return all(r.isupper() for r in runs) or any(r.lower() in _SLOT_WORDS for r in runs)
 
 
 def looks_like_password(value: str) -> bool:
@@ -382,6 +386,10 @@ def looks_like_password(value: str) -> bool:
 _HYPHENATED_WORDS = lazy(r"(?:\d+-)?[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)*")  # Wi-Fi, 6-digit
 _TOKEN = lazy(r"[A-Za-z0-9+/=_\-.~]{16,}")
 _URL = lazy(r"\b[a-z][a-z0-9+.\-]{0,40}://[^\s)\]>]+")  # (a bounded scheme: linear in "a.a.a...")
+
+
+_HEX = lazy(r"[0-9a-f]+|[0-9A-F]+")
+_DIGEST_NAMED = lazy(r"(?i:\b(?:commit|sha-?(?:1|256|512)?|hash|checksum|digest|revision|rev)\b)")
 
 
 def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
@@ -402,6 +410,8 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
         start, token = start + (token.index(stripped) if stripped else 0), stripped
         if len(token) < 16 or "://" in text[max(0, start - 3) : start]:
             continue
+        if _HEX.fullmatch(token) and _DIGEST_NAMED.search(text[max(0, start - 40) : start]):
+            continue  # a commit or a checksum, named as one
         kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
         changes = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
         enough = len(set(kinds)) >= (2 if len(token) >= 24 else 3)
