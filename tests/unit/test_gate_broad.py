@@ -249,7 +249,7 @@ def test_a_credential_with_a_placeholder_look_is_still_one(text: str) -> None:
     "text",
     [
         "git bisect says commit 3f9a2c7e1b4d8f06a5c2e9b7d1f3a4c6e8b0d2f4 broke the importer.",
-        "The release's SHA-256 checksum is 9c4e1f0a7b3d5e8f2a6c0b9d4e7f1a3c5b8d0e2f9c4e1f0a7b3d5e8f.",
+        "SHA-256 checksum: 9c4e1f0a7b3d5e8f2a6c0b9d4e7f1a3c5b8d0e2f9c4e1f0a7b3d5e8f.",
     ],
 )
 def test_a_digest_named_as_one_is_not_a_secret(text: str) -> None:
