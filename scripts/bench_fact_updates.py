@@ -33,10 +33,11 @@ the one-replacement rule and MEMORY.md's latest-first entries, and run once at t
 fact of were kept for the line they update, and the nearest line was looked for in all of
 the subject's notes (9 of 20), then read; `lead20` .. `lead23` (blind8.json) the same way
 before facts of one window stopped replacing each other and MEMORY.md's entity entries grew
-to 1,000 characters: their figure is the unseen one (`held_out` in the record; per file
-`blind4` .. `blind8`). Run them without --json, whose output quotes them.
-`--rules-only` turns the learned judge off (the slot rules alone decide). Prints k of 5 per
-set.
+to 1,000 characters (9 of 20), then read; `lead24` .. `lead27` (blind9.json) the same way,
+run on the code as it stood on 2026-11-27 (9 of 20) and not read: their figure is the unseen
+one (`held_out` in the record; per file `blind4` .. `blind9`). Run them without --json, whose
+output quotes them. `--rules-only` turns the learned judge off (the slot rules alone decide).
+Prints k of 5 per set.
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ BLIND_SETS = {
     "blind6": ("lead12", "lead13", "lead14", "lead15"),
     "blind7": ("lead16", "lead17", "lead18", "lead19"),
     "blind8": ("lead20", "lead21", "lead22", "lead23"),
+    "blind9": ("lead24", "lead25", "lead26", "lead27"),
 }
-HELD_OUT = BLIND_SETS["blind8"]  # (the older ones have been run or read since: see above)
+HELD_OUT = BLIND_SETS["blind9"]  # (the older ones have been run or read since: see above)
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(
