@@ -261,6 +261,34 @@ def test_slot_of_agrees_with_the_slots_capture_gives(text: str, slot: str | None
     assert slot in {c.slot for c in candidates}
 
 
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("My wife got a job at the hospital in Tervuren so we moved there in May.", "Tervuren"),
+        ("Her new post is in Kortrijk, so we moved last month, still unpacking.", "Kortrijk"),
+        ("Now we are in Sibiu, a smaller city but cheaper.", "Sibiu"),
+        ("We're now in Daugavpils, the flat is tiny.", "Daugavpils"),
+    ],
+)
+def test_a_move_says_where_the_user_lives_now(text: str, place: str) -> None:
+    """A move that names its place only in the clause before ("... in X so we moved
+    there"), or a "now we are in X", is where the user lives, stated with the place."""
+    located = [c for c in _found(text) if c.slot == "identity:location"]
+    assert located and place in located[-1].text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The conference is in Tromsø, so we moved the standup to Friday.",
+        "My sister lives in Kaunas and she moved there in May.",
+        "I was in Bergamo last week.",
+    ],
+)
+def test_a_move_of_something_else_or_by_someone_else_is_not_the_users_home(text: str) -> None:
+    assert "identity:location" not in {c.slot for c in _found(text)}
+
+
 def test_a_stored_statement_keeps_its_slot_when_read_again() -> None:
     assert slot_of("identity", "user", "User leads the design team at Quorra") == "identity:role"
     assert slot_of("identity", "user", "User's name is Jo Park") == "identity:name"

@@ -57,7 +57,7 @@ from vault_brain.domain.capture.names import (
     without_opinion,
 )
 from vault_brain.domain.capture.projects import has_content, namings, project_heads
-from vault_brain.domain.capture.slots import capture_kind, filled
+from vault_brain.domain.capture.slots import capture_kind, filled, moved_there
 from vault_brain.domain.capture.words import NAME_WORD, NOT_NAMES
 from vault_brain.domain.text import clip
 
@@ -167,7 +167,7 @@ def _user_facts(
             dropped["question"] += 1
             state.previous = core
             continue
-        core = clauses.without_tag(core)
+        core = moved_there(clauses.without_tag(core), state.previous)
         following = clauses.strip_fillers(pieces[index + 1]) if index + 1 < len(pieces) else ""
         before, named = len(found), len(state.people)
         found += _people_of(core, conversation, state)

@@ -102,6 +102,10 @@ _RESIDENCE = (
     # "we bought a place in X", "I rent a flat in X"
     rf"\b{_WE}(?:bought|rent|rented|renting|found|got|own)\s+(?:a|an|our|my)\s+"
     rf"(?:[\w-]+\s+){{0,2}}?(?:home|flat|house|apartment|place|condo)\s+in\s+(?P<value>{_PLACE})",
+    # "now I'm in X", "we're now in X", "we are in X now": where the speaker is now
+    rf"\bnow,?\s+(?:i'?m|i am|we'?re|we are)\s+in\s+(?P<value>{_PLACE})",
+    rf"\b(?:i'?m|i am|we'?re|we are)\s+now\s+in\s+(?P<value>{_PLACE})",
+    rf"\b(?:i'?m|i am|we'?re|we are)\s+in\s+(?P<value>{_PLACE})\s+now\b",
     # "I call X home", "I'm X-based"
     rf"\b{_WE}call\s+(?P<value>{_PLACE})\s+home\b",
     rf"\b(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?P<value>{_PLACE})-based\b",
@@ -315,6 +319,30 @@ _BYGONE = lazy(
     r" (?:once|today|this week|tomorrow)|(?:today|tomorrow|tonight) only|for today|just today)\b",
     re.I,
 )
+
+
+# "we moved there", "so we moved last month": a move whose place the clause before named
+_MOVED_THERE = lazy(
+    r"\b(?:moved|relocated|move|moving)\b(?:\s+(?P<there>there|here)\b"
+    r"|(?!\s+(?:to|into|from|out|in|on|away|back|house|over|up|down|forward|ahead|along"
+    r"|the|a|an|my|our|your|his|her|their|its|it|them|this|that|these|those|everything|all)\b))",
+    re.I,
+)
+_IN_PLACE = lazy(rf"\bin\s+(?P<value>{_PLACE})")
+
+
+def moved_there(core: str, before: str) -> str:
+    """A clause about a move that names no place ("so we moved there", "we moved last month"),
+    with the place the clause before it named ("... a job at the hospital in Zwolle"):
+    "so we moved to Zwolle"; any other clause as it is."""
+    move = _MOVED_THERE.search(core)
+    places = list(_IN_PLACE.finditer(before)) if move and before else []
+    if not places or not _FIRST_PERSON.search(core[: move.start()]):
+        return core
+    place = f"to {places[-1].group('value')}"
+    if move.group("there"):
+        return f"{core[: move.start('there')]}{place}{core[move.end('there') :]}"
+    return f"{core[: move.end()]} {place}{core[move.end() :]}"
 
 
 def filled(core: str) -> Filled | None:
