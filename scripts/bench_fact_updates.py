@@ -34,10 +34,10 @@ fact of were kept for the line they update, and the nearest line was looked for 
 the subject's notes (9 of 20), then read; `lead20` .. `lead23` (blind8.json) the same way
 before facts of one window stopped replacing each other and MEMORY.md's entity entries grew
 to 1,000 characters (9 of 20), then read; `lead24` .. `lead27` (blind9.json) the same way,
-run on the code as it stood on 2026-11-27 (9 of 20) and not read: their figure is the unseen
-one (`held_out` in the record; per file `blind4` .. `blind9`). Run them without --json, whose
-output quotes them. `--rules-only` turns the learned judge off (the slot rules alone decide).
-Prints k of 5 per set.
+run before and at the end of the change that states a move with the place named before it
+(9, then 10 of 20), not read: their figure is the unseen one (`held_out` in the record; per
+file `blind4` .. `blind9`). Run them without --json, whose output quotes them. `--rules-only`
+turns the learned judge off (the slot rules alone decide). Prints k of 5 per set.
 """
 
 from __future__ import annotations
