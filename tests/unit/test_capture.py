@@ -283,6 +283,8 @@ def test_a_move_says_where_the_user_lives_now(text: str, place: str) -> None:
         "The conference is in Tromsø, so we moved the standup to Friday.",
         "My sister lives in Kaunas and she moved there in May.",
         "I was in Bergamo last week.",
+        "I got the offer in June so we moved right after.",
+        "I work in Marketing, and I moved last year.",
     ],
 )
 def test_a_move_of_something_else_or_by_someone_else_is_not_the_users_home(text: str) -> None:

@@ -328,18 +328,33 @@ _MOVED_THERE = lazy(
     r"|the|a|an|my|our|your|his|her|their|its|it|them|this|that|these|those|everything|all)\b))",
     re.I,
 )
-_IN_PLACE = lazy(rf"\bin\s+(?P<value>{_PLACE})")
+_MONTHS_DAYS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+_IN_PLACE = lazy(rf"\bin\s+(?!(?i:{_MONTHS_DAYS}))(?P<value>{_PLACE})")
+# what is somewhere: a bare "we moved" takes the place only of one of these ("a job at the
+# hospital in X", "her new post is in X"), not of "I work in Marketing"
+_SITED = lazy(
+    r"\b(?:job|post|position|role|offer|contract|placement|house|flat|apartment|home|place"
+    r"|hospital|university|school|office|company|firm|family|parents)\b[^,.;!?]{0,40}?$",
+    re.I,
+)
 
 
 def moved_there(core: str, before: str) -> str:
     """A clause about a move that names no place ("so we moved there", "we moved last month"),
     with the place the clause before it named ("... a job at the hospital in Zwolle"):
-    "so we moved to Zwolle"; any other clause as it is."""
+    "so we moved to Zwolle"; any other clause as it is. A bare "moved" takes only the place
+    of something sited there (a job, a home, a school)."""
     move = _MOVED_THERE.search(core)
     places = list(_IN_PLACE.finditer(before)) if move and before else []
     if not places or not _FIRST_PERSON.search(core[: move.start()]):
         return core
-    place = f"to {places[-1].group('value')}"
+    last = places[-1]
+    if not move.group("there") and not _SITED.search(before[: last.start()]):
+        return core
+    place = f"to {last.group('value')}"
     if move.group("there"):
         return f"{core[: move.start('there')]}{place}{core[move.end('there') :]}"
     return f"{core[: move.end()]} {place}{core[move.end() :]}"
