@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vault_brain.domain.capture.words import CALENDAR_WORD
 from vault_brain.domain.lazy_re import lazy
 
 # Kinds of things, for attributes whose verbs say little ("I use X", "switched to X").
@@ -84,6 +85,7 @@ _HAVE = r"(?:(?:have|'ve|had|'d)\s+)?"
 # "I", "we've just", "I have now", "we packed up and"
 _WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+)?"
 
+_BE = r"(?:i'?m|i am|we'?re|we are)"
 _AT_ORG = rf"(?:the\s+)?(?P<value>{_ORG})"  # "at the Guardian" -> Guardian
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
@@ -103,9 +105,9 @@ _RESIDENCE = (
     rf"\b{_WE}(?:bought|rent|rented|renting|found|got|own)\s+(?:a|an|our|my)\s+"
     rf"(?:[\w-]+\s+){{0,2}}?(?:home|flat|house|apartment|place|condo)\s+in\s+(?P<value>{_PLACE})",
     # "now I'm in X", "we're now in X", "we are in X now": where the speaker is now
-    rf"\bnow,?\s+(?:i'?m|i am|we'?re|we are)\s+in\s+(?P<value>{_PLACE})",
-    rf"\b(?:i'?m|i am|we'?re|we are)\s+now\s+in\s+(?P<value>{_PLACE})",
-    rf"\b(?:i'?m|i am|we'?re|we are)\s+in\s+(?P<value>{_PLACE})\s+now\b",
+    rf"\bnow,?\s+{_BE}\s+in\s+(?P<value>{_PLACE})",
+    rf"\b{_BE}\s+now\s+in\s+(?P<value>{_PLACE})",
+    rf"\b{_BE}\s+in\s+(?P<value>{_PLACE})\s+now\b",
     # "I call X home", "I'm X-based"
     rf"\b{_WE}call\s+(?P<value>{_PLACE})\s+home\b",
     rf"\b(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?P<value>{_PLACE})-based\b",
@@ -328,11 +330,7 @@ _MOVED_THERE = lazy(
     r"|the|a|an|my|our|your|his|her|their|its|it|them|this|that|these|those|everything|all)\b))",
     re.I,
 )
-_MONTHS_DAYS = (
-    r"(?:january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-)
-_IN_PLACE = lazy(rf"\bin\s+(?!(?i:{_MONTHS_DAYS}))(?P<value>{_PLACE})")
+_IN_PLACE = lazy(rf"\bin\s+(?!(?i:{CALENDAR_WORD}))(?P<value>{_PLACE})")
 # what is somewhere: a bare "we moved" takes the place only of one of these ("a job at the
 # hospital in X", "her new post is in X"), not of "I work in Marketing"
 _SITED = lazy(
@@ -351,11 +349,11 @@ def moved_there(core: str, before: str) -> str:
     places = list(_IN_PLACE.finditer(before)) if move and before else []
     if not places or not _FIRST_PERSON.search(core[: move.start()]):
         return core
-    last = places[-1]
-    if not move.group("there") and not _SITED.search(before[: last.start()]):
+    last, there = places[-1], move.group("there")
+    if not there and not _SITED.search(before[: last.start()]):
         return core
     place = f"to {last.group('value')}"
-    if move.group("there"):
+    if there:
         return f"{core[: move.start('there')]}{place}{core[move.end('there') :]}"
     return f"{core[: move.end()]} {place}{core[move.end() :]}"
 

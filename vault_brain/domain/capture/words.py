@@ -193,6 +193,8 @@ _MONTH = alternation(
 )
 _FULL_MONTH = alternation(_FULL_MONTHS)
 _WEEKDAY = alternation(wordset("monday tuesday wednesday thursday friday saturday sunday"))
+# A month or a weekday by name ("in June", "in Mar", "on Monday"), for `(?i:...)`.
+CALENDAR_WORD = rf"(?:{_MONTH}|{_WEEKDAY})s?\b"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _NUMBER = alternation(wordset("a an one two three four five six seven eight nine ten"))
 _SEASON = alternation(wordset("spring summer autumn fall winter"))
