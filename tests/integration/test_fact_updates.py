@@ -105,6 +105,11 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
     # a move that is a job, said beside the job
     ("I've moved to Monzo, same sort of platform role", ("identity:employer", "Monzo")),
     ("We moved to Leeds with the team", ("identity:location", "Leeds")),
+    # a move for someone else's job, or for a job, is still a move to a place
+    ("We relocated to Cluj for my husband's new job", ("identity:location", "Cluj")),
+    ("now I am in Varna, we move here because of my husband job", ("identity:location", "Varna")),
+    ("I moved to Leeds for a new job", ("identity:location", "Leeds")),
+    ("I moved to Stripe, the new job is great", ("identity:employer", "Stripe")),
     ("Nowadays it's oat milk in my coffee", ("habit:drink", "milk")),
     # counter-examples
     ("I stopped the tea; it's too late now", None),  # no replacement

@@ -313,6 +313,15 @@ _JOB_WORDS = lazy(
     r"|promotion|contract)\b",
     re.I,
 )
+# a job that is someone else's ("my husband's new job", "her contract") or the reason for a
+# move ("moved to Leeds for a new job"): the move is still to a place
+_OTHERS_JOB = lazy(
+    r"\b(?:(?:his|her|their|(?:my|our)\s+(?!(?:new|old|current|own|first|dream|next|last|day)\b)"
+    r"[a-z]+(?:'s|s'|s)?)\s+(?:(?:new|old|current)\s+)?"
+    r"(?:role|job|position|employer|salary|boss|colleagues|offer|gig|promotion|contract)"
+    r"|(?:for|because of|due to)(?:\s+(?:a|an|the|my|our))?(?:\s+new)?\s+job)\b",
+    re.I,
+)
 # a statement about the past, or a one-off, fills no standing slot ("I worked at Google
 # years ago", "standup is at 10 this week only")
 _BYGONE = lazy(
@@ -376,7 +385,7 @@ def filled(core: str) -> Filled | None:
             value = match.group("value")
             if _lexical(value) is not None:
                 break  # "moved to VS Code": a tool, not a place
-            if slot == "identity:location" and _JOB_WORDS.search(text):
+            if slot == "identity:location" and _JOB_WORDS.search(_OTHERS_JOB.sub(" ", text)):
                 slot = "identity:employer"  # "moved to Deliveroo, same kind of data role"
             return Filled(slot, value.rstrip(".,;"))
     return taken
