@@ -66,23 +66,22 @@ def test_with_the_policy_off_the_rules_decide_and_find_no_change(vault: Path, cl
 def test_a_new_employer_does_not_retire_where_the_user_moved(
     vault: Path, cli: Any, learned: bool
 ) -> None:
-    # the slot rules read "moved to Galway for my new job" as an employer, so a new employer
-    # retires it; the model keeps the two facts, each current
+    # a move for a job is a move to a place (the slot rules read it as one), so a new
+    # employer retires neither, with or without the model
     if not learned:
         _rules_only(vault)
     say(cli, vault, "s1", "I moved to Galway for my new job.")
     say(cli, vault, "s2", "I work at Contoso as a data analyst.")
 
     current, previously = _user(vault)
-    assert "Contoso" in current
-    assert ("Galway" in current) is learned
-    assert ("Galway" in previously) is not learned
+    assert "Contoso" in current and "Galway" in current
+    assert "Galway" not in previously
 
 
 def test_a_change_is_held_to_a_lower_bar_against_the_nearest_line_of_its_note(
     vault: Path, cli: Any
 ) -> None:
-    # the model alone scores this pair just under its threshold (0.929 against 0.93) and
+    # the model alone scores this pair under its threshold (0.927 against 0.943) and
     # no rule reads it; it passes because the newer statement says it is a change ("since")
     # and the cycling line is the nearest in meaning of the note's lines, whose bar
     # `train_updates.py` chose lower (tests/unit/test_update_signs.py has the rule itself)
