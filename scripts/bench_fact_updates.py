@@ -35,7 +35,7 @@ the subject's notes (9 of 20), then read; `lead20` .. `lead23` (blind8.json) the
 before facts of one window stopped replacing each other and MEMORY.md's entity entries grew
 to 1,000 characters (9 of 20), then read; `lead24` .. `lead27` (blind9.json) the same way,
 run before and at the end of the change that states a move with the place named before it
-(9, then 10 of 20), not read: their figure is the unseen one (`held_out` in the record; per
+(9, then 10 of 20) and of the one that reads a move for a job as a move (10), not read: their figure is the unseen one (`held_out` in the record; per
 file `blind4` .. `blind9`). Run them without --json, whose output quotes them. `--rules-only`
 turns the learned judge off (the slot rules alone decide). Prints k of 5 per set.
 """
