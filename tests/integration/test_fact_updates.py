@@ -110,6 +110,9 @@ DEV_SLOTS: list[tuple[str, tuple[str, str] | None]] = [
     ("now I am in Varna, we move here because of my husband job", ("identity:location", "Varna")),
     ("I moved to Leeds for a new job", ("identity:location", "Leeds")),
     ("I moved to Stripe, the new job is great", ("identity:employer", "Stripe")),
+    # a job word beside a place the user lives in leaves it a place: only a move is ambiguous
+    ("I live in Leeds and my job is boring", ("identity:location", "Leeds")),
+    ("My home is Kassel now, the job is the same", ("identity:location", "Kassel")),
     ("Nowadays it's oat milk in my coffee", ("habit:drink", "milk")),
     # counter-examples
     ("I stopped the tea; it's too late now", None),  # no replacement

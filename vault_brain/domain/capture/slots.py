@@ -87,15 +87,19 @@ _WE = rf"(?:i|we)(?:\s+|(?=')){_HAVE}{_ADV}{_HAVE}(?:(?:[\w']+\s+){{1,3}}?and\s+
 
 _BE = r"(?:i'?m|i am|we'?re|we are)"
 _AT_ORG = rf"(?:the\s+)?(?P<value>{_ORG})"  # "at the Guardian" -> Guardian
+# "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "made the move to Y": the
+# one residence pattern a job can also fill ("moved to Deliveroo, same kind of data role")
+_MOVED_TO = (
+    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moving|relocating|made the move|made the jump)"
+    rf"(?:\s+[a-z]+)?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})"
+)
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
     rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living|reside|resided)"
     rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing|renting|staying)"
     rf"|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
-    # "I moved (from X) to Y", "we relocated to Y", "moved out to Y", "made the move to Y"
-    rf"\b(?:{_WE}|^{_ADV})(?:moved|relocated|moving|relocating|made the move|made the jump)"
-    rf"(?:\s+[a-z]+)?(?:\s+from\s+{_PLACE})?\s+(?:to|into)\s+(?P<value>{_PLACE})",
+    _MOVED_TO,
     # "home is now X", "my flat is in X", "our new house is just outside X", "home these
     # days is X"
     rf"\b(?:(?:my|our)\s+(?:new\s+)?(?:home|flat|house|apartment|place)|home)"
@@ -385,7 +389,7 @@ def filled(core: str) -> Filled | None:
             value = match.group("value")
             if _lexical(value) is not None:
                 break  # "moved to VS Code": a tool, not a place
-            if slot == "identity:location" and _JOB_WORDS.search(_OTHERS_JOB.sub(" ", text)):
+            if pattern.pattern == _MOVED_TO and _JOB_WORDS.search(_OTHERS_JOB.sub(" ", text)):
                 slot = "identity:employer"  # "moved to Deliveroo, same kind of data role"
             return Filled(slot, value.rstrip(".,;"))
     return taken
