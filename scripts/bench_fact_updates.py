@@ -35,8 +35,10 @@ the subject's notes (9 of 20), then read; `lead20` .. `lead23` (blind8.json) the
 before facts of one window stopped replacing each other and MEMORY.md's entity entries grew
 to 1,000 characters (9 of 20), then read; `lead24` .. `lead27` (blind9.json) the same way,
 run before and at the end of the change that states a move with the place named before it
-(9, then 10 of 20) and of the one that reads a move for a job as a move (10), not read: their figure is the unseen one (`held_out` in the record; per
-file `blind4` .. `blind9`). Run them without --json, whose output quotes them. `--rules-only`
+(9, then 10 of 20) and of the one that reads a move for a job as a move (10), not read;
+`lead28` .. `lead31` (blind10.json) the same way on 2026-11-28, first run at the end of that
+last change, not read: their figure is the unseen one (`held_out` in the record; per file
+`blind4` .. `blind10`). Run them without --json, whose output quotes them. `--rules-only`
 turns the learned judge off (the slot rules alone decide). Prints k of 5 per set.
 """
 
@@ -80,8 +82,9 @@ BLIND_SETS = {
     "blind7": ("lead16", "lead17", "lead18", "lead19"),
     "blind8": ("lead20", "lead21", "lead22", "lead23"),
     "blind9": ("lead24", "lead25", "lead26", "lead27"),
+    "blind10": ("lead28", "lead29", "lead30", "lead31"),
 }
-HELD_OUT = BLIND_SETS["blind9"]  # (the older ones have been run or read since: see above)
+HELD_OUT = BLIND_SETS["blind10"]  # (the older ones have been run or read since: see above)
 SETS: dict[str, list[Update]] = {
     "dev": [
         Update(
@@ -466,7 +469,7 @@ SETS: dict[str, list[Update]] = {
 }
 
 
-for _name in BLIND_SETS:  # written blind on 2026-11-27 (see tests/data/facts/README.md)
+for _name in BLIND_SETS:  # written blind on 2026-11-27 and 28 (tests/data/facts/README.md)
     _path = ROOT / "tests" / "data" / "facts" / f"{_name}.json"
     SETS |= {
         name: [Update(**row) for row in rows]
