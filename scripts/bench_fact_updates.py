@@ -36,9 +36,10 @@ before facts of one window stopped replacing each other and MEMORY.md's entity e
 to 1,000 characters (9 of 20), then read; `lead24` .. `lead27` (blind9.json) the same way,
 run before and at the end of the change that states a move with the place named before it
 (9, then 10 of 20) and of the one that reads a move for a job as a move (10), not read;
-`lead28` .. `lead31` (blind10.json) the same way on 2026-11-28, first run at the end of that
-last change, not read: their figure is the unseen one (`held_out` in the record; per file
-`blind4` .. `blind10`). Run them without --json, whose output quotes them. `--rules-only`
+`lead28` .. `lead31` (blind10.json) the same way on 2026-11-28, run once at the end of that
+last change: their figure is the unseen one (`held_out` in the record; per file `blind4` ..
+`blind10`), shown since in a diff review; blind11.json waits, never run, for the next change
+(tests/data/facts/README.md). Run them without --json, whose output quotes them. `--rules-only`
 turns the learned judge off (the slot rules alone decide). Prints k of 5 per set.
 """
 
