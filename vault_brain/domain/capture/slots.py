@@ -96,7 +96,7 @@ _MOVED_TO = (
 _RESIDENCE = (
     # "I live in X", "we've been living in X", "I'm based in X", "living in X now"
     rf"\b(?:{_WE}(?:live|lived|been living|am living|'m living|are living|reside|resided)"
-    rf"|(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?:based|living|settled|residing|renting|staying)"
+    rf"|{_BE}\s+{_ADV}(?:based|living|settled|residing|renting|staying)"
     rf"|^{_ADV}(?:living|based))"
     rf"\s+(?:in|near|outside|out of)\s+(?P<value>{_PLACE})",
     _MOVED_TO,
@@ -114,7 +114,7 @@ _RESIDENCE = (
     rf"\b{_BE}\s+in\s+(?P<value>{_PLACE})\s+now\b",
     # "I call X home", "I'm X-based"
     rf"\b{_WE}call\s+(?P<value>{_PLACE})\s+home\b",
-    rf"\b(?:i'?m|i am|we'?re|we are)\s+{_ADV}(?P<value>{_PLACE})-based\b",
+    rf"\b{_BE}\s+{_ADV}(?P<value>{_PLACE})-based\b",
 )
 _WORKS = (
     r"(?:work|worked|working|been working|freelance|freelancing|consult|consulting|contract"
@@ -312,17 +312,13 @@ def _meeting(core: str) -> Filled | None:
     return None
 
 
-_JOB_WORDS = lazy(
-    r"\b(?:role|job|position|employer|salary|boss|colleagues|hired|offer|gig"
-    r"|promotion|contract)\b",
-    re.I,
-)
+_JOB_NOUN = r"(?:role|job|position|employer|salary|boss|colleagues|offer|gig|promotion|contract)"
+_JOB_WORDS = lazy(rf"\b(?:{_JOB_NOUN}|hired)\b", re.I)
 # a job that is someone else's ("my husband's new job", "her contract") or the reason for a
 # move ("moved to Leeds for a new job"): the move is still to a place
 _OTHERS_JOB = lazy(
     r"\b(?:(?:his|her|their|(?:my|our)\s+(?!(?:new|old|current|own|first|dream|next|last|day)\b)"
-    r"[a-z]+(?:'s|s'|s)?)\s+(?:(?:new|old|current)\s+)?"
-    r"(?:role|job|position|employer|salary|boss|colleagues|offer|gig|promotion|contract)"
+    rf"[a-z]+(?:'s|s'|s)?)\s+(?:(?:new|old|current)\s+)?{_JOB_NOUN}"
     r"|(?:for|because of|due to)(?:\s+(?:a|an|the|my|our))?(?:\s+new)?\s+job)\b",
     re.I,
 )
