@@ -139,11 +139,16 @@ def test_no_model_or_unknown_agent_is_one_clear_line(setup: tuple[Path, Path]) -
     env = {k: "" for k in ("VB_LLM_MODEL", "VB_LLM_BASE_URL", "VB_LLM_API_KEY", "VB_CONFIG")}
     res = run_vb("--vault", str(vault), "session", "--agent", "claude")
     assert res.exit_code != 0 and "use one of: builtin, opencode" in res.stderr
-    res = run_vb("--vault", str(vault), "session", "--workspace", str(workspace), env=env)
+    no_docker = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+    # the missing model is told first, whether Docker runs or not (no image built for nothing)
+    res = run_vb(
+        "--vault", str(vault), "session", "--workspace", str(workspace), env=env | no_docker
+    )  # fmt: skip
     assert res.exit_code != 0 and "VB_LLM_MODEL" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 2  # the error and its hint
-    res = run_vb("--vault", str(vault), "session", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
-    assert res.exit_code != 0 and "Docker" in res.stderr
+    model = {"VB_LLM_BASE_URL": "http://127.0.0.1:9/v1", "VB_LLM_MODEL": "m", "VB_LLM_API_KEY": ""}
+    res = run_vb("--vault", str(vault), "session", env=model | no_docker)  # (no call made)
+    assert res.exit_code != 0 and "Docker is not running" in res.stderr
 
 
 def _start(vault: Path, workspace: Path) -> subprocess.Popen[str]:

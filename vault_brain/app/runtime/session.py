@@ -40,6 +40,7 @@ from vault_brain.domain.text import clip, counted
 
 if TYPE_CHECKING:
     from vault_brain.app.api import MemoryAPI
+    from vault_brain.app.memory.vault import Vault
     from vault_brain.storage.llm.client import LLM
     from vault_brain.storage.sandbox.container import Sandbox
 
@@ -62,8 +63,10 @@ class ModelMissing(VaultBrainError):
     """No model endpoint is configured."""
 
 
-def check_model(api: MemoryAPI) -> LLM:
-    llm = api.vault.llm()
+def check_model(vault: Vault) -> LLM:
+    """The vault's model endpoint, or `ModelMissing` (told before Docker is asked for
+    anything: a missing setting is the user's to fix, and no image is built for nothing)."""
+    llm = vault.llm()
     if llm is None:
         raise ModelMissing(
             "vb session needs a model: no OpenAI-compatible endpoint is configured",

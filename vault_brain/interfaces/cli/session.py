@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -134,19 +134,24 @@ def session(
     st = state()
     vault = Vault.open(st.vault, st.env)
     _keep_config_out(st.env.values, where, vault.root)
-    client = docker_client()
-    image = ensure_image(client, base=base, rebuild=build, say=_err)
-    if agent == "opencode":
-        from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
 
-        image = ensure_opencode_image(client, image, st.env.values, rebuild=build, say=_err)
+    def sandbox_image(client: Any) -> str:
+        image = ensure_image(client, base=base, rebuild=build, say=_err)
+        if agent == "opencode":
+            from vault_brain.storage.sandbox.opencode_image import ensure_opencode_image
+
+            image = ensure_opencode_image(client, image, st.env.values, rebuild=build, say=_err)
+        return image
+
     if build:
-        _say(f"sandbox image {image} ready")
+        _say(f"sandbox image {sandbox_image(docker_client())} ready")
         return
+    llm = check_model(vault)  # (before Docker: no image is built for a session that cannot run)
+    client = docker_client()
+    image = sandbox_image(client)
     session_id = new_session_id("session")
     api = MemoryAPI.live(vault, session_id, source="session")
     keep_index(api)  # (a watcher, not a walk over the vault before each of the agent's calls)
-    llm = check_model(api)
     recover(api, client, vault.root, _err)
     api.memory_file()
     done = api.commit(f"vb session {session_id}: vault changes before the session", "session")
