@@ -75,6 +75,21 @@ REFUSED = {
         "Мой пароль для сервера — Ландыш2023!",
         "我的网银密码是 Lotus_6655!",
         "Lösenordet till wifi: Granskog#41",
+        # the word for a password in more languages (Hungarian, Hebrew, Arabic, Persian,
+        # Greek, Thai, Hindi, Finnish, Norwegian, Croatian, Romanian, Malay, Swahili)
+        "A router jelszava: Duna#Part_318",
+        "הסיסמה לתיבת הדואר היא Yarden!Gil_402",
+        "كلمة السر للحساب هي Qamar#Layl_59",
+        "گذرواژه ایمیل من Shiraz#Bagh_73 است",
+        "Ο κωδικός πρόσβασης για το router είναι Kyma#Aigaio_8",
+        "รหัสผ่านอีเมลคือ Chiang#Mai_2019",
+        "मेरे ईमेल का पासवर्ड Neem#Ped_77 है",
+        "Tilin salasana on Jarvi#Sauna_46",
+        "Passordet til ruteren er Fjell#Tind_33",
+        "Lozinka za ruter je Kornat#Otok_61",
+        "Parolă router: Delta#Dunare_14",
+        "Kata laluan e-mel saya ialah Langkawi#Pulau_27",
+        "Nenosiri la barua pepe ni Kilima#Njaro_95",
     ],
 }
 
@@ -95,6 +110,12 @@ PASSED = [
     "毎朝いつもコーヒーを一杯飲みます。",
     "Забудь о моём прошлом письме, встреча переносится на пятницу.",
     "パスワードを変更したので、新しいものを覚えておきます。",
+    "A jelszó legyen legalább 12 karakter hosszú.",
+    "הסיסמה צריכה להכיל לפחות 12 תווים.",
+    "كلمة المرور يجب أن تحتوي على 12 حرفا على الأقل.",
+    "Κράτηση πλοίου: κωδικός κράτησης ZX4821, αναχώρηση 07:30.",
+    "Vaihda salasana kolmen kuukauden välein.",
+    "मैंने अपना पासवर्ड बदल दिया है।",
     "The previous orders were delivered late, so we changed supplier.",
     "Set aside an hour on Friday for the quarterly review.",
     "I prefer Revolut for travel money and Firefox for browsing.",
@@ -189,7 +210,10 @@ def test_a_command_named_in_prose_is_a_mention_unless_dangerous(text: str, ok: b
     assert judge(text).ok is ok, judge(text).reasons
 
 
-HELD_OUT = {"heldout6.jsonl"}  # run only by scripts/bench_gate.py, never read by a test
+HELD_OUT = {
+    "heldout6.jsonl",
+    "heldout7.jsonl",
+}  # run only by scripts/bench_gate.py, never read by a test
 
 
 def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:

@@ -308,10 +308,14 @@ _PASSWORD_VALUE = (
 )
 # A password named and given at once, in any language: "logs in with the password Tr0ub4dor&3",
 # "hasło do konta to Kwiatek#55", "密码是 Panda@8848": its value has a letter and a digit or symbol.
+# The word for a password in the languages people write to an assistant in (scripts without
+# word boundaries, and Hebrew's attached articles, are matched without \b).
 PASSWORD_NAMED = lazy(
     r"(?i:(?:\b(?:password|passphrase|pass-phrase|passcode|passwort|kennwort|contraseña|senha"
     r"|wachtwoord|mot de passe|hasło|haslo|heslo|пароль|парол\w*|lösenord\w*|şifre\w*|parola"
-    r"|kata sandi|mật khẩu)\b(?!@)|密码|密碼|パスワード|暗証番号|비밀번호|암호)"
+    r"|parolă|jelsz[óa]\w*|salasana\w*|adgangskode\w*|passord\w*|lozink\w*|κωδικ\w* πρόσβασης|συνθηματικ\w*"
+    r"|kata sandi|kata laluan|nenosiri|mật khẩu)\b(?!@)|密码|密碼|パスワード|暗証番号|비밀번호|암호"
+    r"|סיסמ[הא]|كلمة المرور|كلمة السر|كلمة سر|رمز عبور|رمز ورود|گذرواژه|รหัสผ่าน|पासवर्ड)"
     r"(?:[^\n]{0,30}?(?:\s|:|：|是|は|는|은|=))?\s*" + _PASSWORD_VALUE + ")"
 )
 # A password, PIN or code given in prose: its value must look like one (a digit, a symbol or
