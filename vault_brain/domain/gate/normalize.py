@@ -35,6 +35,9 @@ _HOMOGLYPHS = str.maketrans(
 )
 _QUOTES = str.maketrans(dict(zip("‘’‚“”„«»", '\'\'\'"""""', strict=True)))
 _SPACED_RUN = lazy(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
+# Letters spaced apart with wider gaps between words: "t o  t h e  A I" (short words too).
+_SPACED_WORDS = lazy(r"(?<![^\W_])[^\W_](?: {1,3}[^\W_]){3,}(?![^\W_])")
+_GAP = lazy(r" {2,}")
 _DOTTED_RUN = lazy(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
@@ -146,22 +149,46 @@ def clean(text: str) -> str:
 
 def despace(text: str) -> str:
     """'D I S R E G A R D  the rules' -> 'DISREGARD the rules' (a double space still
-    separates words); 'i.g.n.o.r.e y.o.u.r' -> 'ignore your'."""
+    separates words, and short words are joined too: 't o  t h e  A I' -> 'to the AI');
+    'i.g.n.o.r.e y.o.u.r' -> 'ignore your'."""
     text = _DOTTED_RUN.sub(lambda m: re.sub(r"[.·•_\-]", "", m.group(0)), text)
+    text = _SPACED_WORDS.sub(_spaced_words, text)
     return _SPACED_RUN.sub(lambda m: m.group(0).replace(" ", ""), text)
 
 
-def fold(text: str, keep_spacing: bool = False) -> str:
-    """The form the rules read: cleaned, NFKC (fullwidth and mathematical letters to plain
-    ones), look-alikes to Latin, spaced letters joined, lower case, and (unless
-    `keep_spacing`, for rules about indentation and columns) single spaces."""
-    text = _latin(unicodedata.normalize("NFKC", clean(text))).translate(_QUOTES)
-    if keep_spacing:
-        return text.lower()
-    text = _WHITESPACE.sub(" ", despace(text)).strip().lower()
+def _spaced_words(m: re.Match[str]) -> str:
+    """A run of single letters whose words are set apart by wider gaps: each word joined."""
+    run = m.group(0)
+    if not _GAP.search(run):
+        return run  # (single spaces only: `_SPACED_RUN` joins runs of three or more)
+    return " ".join(word.replace(" ", "") for word in _GAP.split(run))
+
+
+def _plain(text: str) -> str:
+    """Cleaned, NFKC (fullwidth and mathematical letters to plain ones), look-alikes to Latin,
+    typographic quotes to plain ones."""
+    return _latin(unicodedata.normalize("NFKC", clean(text))).translate(_QUOTES)
+
+
+def _joined(text: str) -> str:
+    """Spaced letters joined, single spaces, defanged addresses restored."""
+    text = _WHITESPACE.sub(" ", despace(text)).strip()
     for pattern, plain in _DEFANG:
         text = pattern.sub(plain, text)
     return text
+
+
+def fold(text: str, keep_spacing: bool = False) -> str:
+    """The form the rules read: `_plain`, lower case, and (unless `keep_spacing`, for rules
+    about indentation and columns) spaced letters joined and single spaces."""
+    text = _plain(text).lower()
+    return text if keep_spacing else _joined(text)
+
+
+def readable(text: str) -> str:
+    """A disguised text as a person reads it (`fold`'s steps, case kept): what a model that
+    reads meaning is shown. Text with no disguise is returned as it is."""
+    return _joined(_plain(text)) if disguised(text) else text
 
 
 def backwards(folded: str) -> str:

@@ -12,7 +12,10 @@ It is used where an agent stores a memory (`app.memory.guard.admit`) and on what
 conversation leaves in memory or context (`guard.screen`: captured statements, summaries),
 after the rules pass a text; it needs the embeddings extra, and without it the rules alone
 decide. The weights (`hostile-e5.json`) name the encoder they were trained on: another one is
-never scored.
+never scored. A disguised text (letters spaced apart, invisible characters, look-alikes,
+fullwidth letters) is shown to the model as a person reads it (`normalize.readable`): the
+model was trained on texts as written, most with no disguise, and reads an encoder's pieces
+of "a s s i s t a n t" as noise.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from vault_brain.domain.gate.normalize import readable
 from vault_brain.storage.index.learned import Unavailable, encoder_for
 
 __all__ = ["Model", "Unavailable", "kinds", "model"]
@@ -73,5 +77,6 @@ def kinds(texts: list[str], state_dir: Path | None) -> list[str | None]:
     except (OSError, ValueError, KeyError, TypeError) as exc:  # (a damaged install)
         raise Unavailable(f"its weights (hostile-e5.json) do not load: {exc}") from exc
     vectors = encoder_for(learned.encoder, learned.model_id, state_dir, "hostile-e5.json")
-    found = vectors.embed(texts, learned.encoder, state_dir, queries=True)
+    shown = [readable(text) for text in texts]
+    found = vectors.embed(shown, learned.encoder, state_dir, queries=True)
     return [learned.kind(vector.tolist()) for vector in found]
