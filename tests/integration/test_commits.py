@@ -207,7 +207,7 @@ def session_runner(vault: Path, cli: Any, git_env: dict[str, str], fake_llm: Fak
     fake_llm.reply_tool_calls(("memory_search", {"query": "quokka survey"}))
     fake_llm.reply_text("It runs on Rottnest Island every March.")
     try:
-        yield SessionRunner(api, check_model(api), box, session, said.append)
+        yield SessionRunner(api, check_model(api.vault), box, session, said.append)
     finally:
         api.close()
 

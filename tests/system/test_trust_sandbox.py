@@ -209,7 +209,7 @@ def runner(
     vault, workspace, _ = setup
     session = f"session-{uuid.uuid4().hex[:8]}"
     api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), session, source="session")
-    llm = check_model(api)  # (before the container, as `vb session` does)
+    llm = check_model(api.vault)  # (before the container, as `vb session` does)
     box = Sandbox.start(
         docker_engine, sandbox_image, workspace=workspace, vault=vault, session=session
     )
@@ -308,7 +308,7 @@ def test_the_opencode_sandbox_sees_the_same_view_refreshed_each_turn(
 
     fake_llm.responder = answer
     run = start_opencode(
-        api, check_model(api), docker_engine, opencode_image, workspace=workspace,
+        api, check_model(api.vault), docker_engine, opencode_image, workspace=workspace,
         policy_rw=False, say=lambda text: None, warn=lambda text: None,
     )  # fmt: skip
     try:
@@ -429,7 +429,7 @@ def test_from_inside_opencode_the_agent_gets_its_session_and_nothing_more(
     fake_llm.responder = lambda body: completion("Hello from the model.")
     api = MemoryAPI.live(Vault.open(vault, Environment.from_os()), session, source="session")
     run = start_opencode(
-        api, check_model(api), docker_engine, opencode_image, workspace=workspace,
+        api, check_model(api.vault), docker_engine, opencode_image, workspace=workspace,
         policy_rw=False, say=lambda text: None, warn=lambda text: None,
     )  # fmt: skip
     try:
