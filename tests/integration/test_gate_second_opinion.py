@@ -58,12 +58,7 @@ def test_a_disguised_text_is_judged_as_a_person_reads_it(vault: Path) -> None:
     model = hostile.model()
     as_written = vectors.embed([SPACED], model.encoder, None, queries=True)[0]
     assert model.kind(as_written.tolist()) is None  # (read as written, the model passes it)
-    agent = MemoryAPI.open(vault, source="mcp")
-    try:
-        with pytest.raises(RefusedError, match="an instruction addressed to the assistant"):
-            agent.add("entity", "Standup", SPACED, "work")
-    finally:
-        agent.close()
+    refused_as_an_instruction(vault, SPACED)
 
 
 @pytest.mark.parametrize("text", PAST_THE_RULES)
@@ -71,6 +66,11 @@ def test_an_agents_hostile_text_the_rules_pass_is_refused_for_what_it_is(
     vault: Path, text: str
 ) -> None:
     assert judge(text).ok  # (the rules alone would store it)
+    refused_as_an_instruction(vault, text)
+
+
+def refused_as_an_instruction(vault: Path, text: str) -> None:
+    """An agent's store of `text` is refused for what it is, and no note is written."""
     agent = MemoryAPI.open(vault, source="mcp")
     try:
         with pytest.raises(RefusedError, match="an instruction addressed to the assistant"):
