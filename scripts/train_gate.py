@@ -16,7 +16,8 @@ Data (all in tests/data, all labelled before this model existed; never the held-
   the capture corpora `conversations`, `blind` and `blind2` (not `blind3`, capture's held-out
   set), and the prose paragraphs of the two documentation vaults (kepano, Obsidian help).
 
-Features: the e5-small query vector of each text (`vectors.encoder("e5-small").queries`).
+Features: the e5-small query vector of each text as written (`vectors.encoder("e5-small")
+.queries`); at run time a disguised text is shown as a person reads it (`normalize.readable`).
 Model: multinomial logistic regression (C = 16, classes weighted by their size). The
 threshold on the probability of "benign" is the highest at which, over 5-fold
 cross-validated probabilities, at most 1% of the gate sets' benign lines and 0.5% of the chat
