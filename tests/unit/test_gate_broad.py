@@ -210,10 +210,8 @@ def test_a_command_named_in_prose_is_a_mention_unless_dangerous(text: str, ok: b
     assert judge(text).ok is ok, judge(text).reasons
 
 
-HELD_OUT = {
-    "heldout7.jsonl",
-    "heldout8.jsonl",
-}  # run only by scripts/bench_gate.py, never read by a test
+# run only by scripts/bench_gate.py, never read by a test
+HELD_OUT = {"heldout7.jsonl", "heldout8.jsonl"}
 
 
 def test_the_first_look_for_secrets_misses_none_the_redaction_finds() -> None:

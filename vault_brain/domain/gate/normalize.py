@@ -35,8 +35,9 @@ _HOMOGLYPHS = str.maketrans(
 )
 _QUOTES = str.maketrans(dict(zip("‘’‚“”„«»", '\'\'\'"""""', strict=True)))
 _SPACED_RUN = lazy(r"(?<![^\W_])(?:[^\W_] ){2,}[^\W_](?![^\W_])")
-# Letters spaced apart with wider gaps between words: "t o  t h e  A I" (short words too).
-_SPACED_WORDS = lazy(r"(?<![^\W_])[^\W_](?: {1,3}[^\W_]){3,}(?![^\W_])")
+# Letters spaced apart, words set apart by wider gaps where there are several: "D I S R E G A R D",
+# "t o  t h e  A I" (what `despace` joins)
+_SPACED_LETTERS = lazy(r"(?<![^\W_])[^\W_](?: {1,3}[^\W_]){2,}(?![^\W_])")
 _GAP = lazy(r" {2,}")
 _DOTTED_RUN = lazy(r"(?<![^\W_])(?:[^\W_][.·•_\-]){2,}[^\W_](?![^\W_])")
 _LEET = str.maketrans(
@@ -152,16 +153,9 @@ def despace(text: str) -> str:
     separates words, and short words are joined too: 't o  t h e  A I' -> 'to the AI');
     'i.g.n.o.r.e y.o.u.r' -> 'ignore your'."""
     text = _DOTTED_RUN.sub(lambda m: re.sub(r"[.·•_\-]", "", m.group(0)), text)
-    text = _SPACED_WORDS.sub(_spaced_words, text)
-    return _SPACED_RUN.sub(lambda m: m.group(0).replace(" ", ""), text)
-
-
-def _spaced_words(m: re.Match[str]) -> str:
-    """A run of single letters whose words are set apart by wider gaps: each word joined."""
-    run = m.group(0)
-    if not _GAP.search(run):
-        return run  # (single spaces only: `_SPACED_RUN` joins runs of three or more)
-    return " ".join(word.replace(" ", "") for word in _GAP.split(run))
+    return _SPACED_LETTERS.sub(
+        lambda m: " ".join(word.replace(" ", "") for word in _GAP.split(m.group(0))), text
+    )
 
 
 def _plain(text: str) -> str:
