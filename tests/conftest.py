@@ -180,10 +180,10 @@ def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 @contextlib.contextmanager
 def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str]]:
     """`vb watch` on `root` as a real process, once its status file names it; stopped with
-    SIGINT (as Ctrl-C) on the way out."""
+    SIGINT (as Ctrl-C) on the way out (`stop_watcher`)."""
     command = ["watch", "-q", "--debounce", "0.1"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vault_brain", "--vault", str(root), *command],
+    proc = subprocess.Popen(  # (-X faulthandler: `stop_watcher` can show where it hangs)
+        [sys.executable, "-X", "faulthandler", "-m", "vault_brain", "--vault", str(root), *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -196,8 +196,21 @@ def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str
     try:
         yield proc
     finally:
+        stop_watcher(proc)
+
+
+def stop_watcher(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
+    """SIGINT (as Ctrl-C), and wait for the watcher to exit. One that does not exit in
+    `timeout` is aborted, never left running (it would answer the next test's searches), and
+    the test fails with every thread's stack from its faulthandler."""
+    if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=30)
+        pytest.fail(f"vb watch did not stop within {timeout:.0f} s of SIGINT:\n{err[-6000:]}")
 
 
 # ---------------------------------------------------------------- Docker (`vb session`'s sandbox)

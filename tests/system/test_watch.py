@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import watching
+from conftest import stop_watcher, watching
 from vault_brain.app.memory.vault import Vault
 
 
@@ -82,6 +81,5 @@ def test_status_reports_live_watcher(vault: Path, watcher: subprocess.Popen[str]
     report = cli("--vault", str(vault), "status", "--json").json()
     assert report["watcher"]["alive"] is True
     assert report["watcher"]["pid"] == watcher.pid
-    watcher.send_signal(signal.SIGINT)
-    watcher.wait(timeout=10)
+    stop_watcher(watcher)
     assert cli("--vault", str(vault), "status", "--json").json()["watcher"]["alive"] is False
