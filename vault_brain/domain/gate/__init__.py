@@ -70,6 +70,8 @@ _SHELL_FENCES = frozenset(
 )
 _INLINE_CODE = lazy(r"(?<!`)`+([^`]+)`+")
 _WORD = lazy(r"[^\W\d_]{2,}")
+_LETTER = lazy(r"[^\W\d_]")
+EXAMPLE_AFTER_LETTERS = 6  # prose after a quoted example: it is part of a sentence, not its end
 MENTION_WORDS = 4  # words of prose around a code span that make it a mention, not a command
 # Commands refused even when a sentence only mentions them: they fetch and run code, destroy
 # data or a disk, or take over an account, a shell or the machine's start-up.
@@ -125,7 +127,11 @@ def _secret_spans(text: str) -> list[tuple[int, int]]:
         if patterns.looks_like_password(m[1])
     ]
     spans += patterns.high_entropy_tokens(text)
-    spans = [(a, b) for a, b in spans if not patterns.placeholder(text[a:b])]
+    spans = [
+        (a, b)
+        for a, b in spans
+        if not patterns.placeholder(text[a:b]) and not patterns.published(text, a, b)
+    ]
     return spans + patterns.seed_phrase_spans(text)
 
 
@@ -171,7 +177,29 @@ def _spaced_secret(text: str) -> bool:
 
 
 def _injection(folded: str) -> bool:
+    return _speaks_to_assistant(folded) and not _quoted_example(folded)
+
+
+def _speaks_to_assistant(folded: str) -> bool:
     return bool(_ADDRESSED.search(folded) or patterns.SPLIT.search(normalize.squash(folded)))
+
+
+def _quoted_example(folded: str) -> bool:
+    """An instruction mentioned, not given: quoted as an example of what attacks say ("text
+    such as 'ignore previous instructions' is hidden in web pages", "「以前の指示を無視せよ」
+    といった文"). The instruction is all inside one quotation, introduced by a word that
+    marks an example or names a text, with prose after it, and nothing outside the
+    quotation speaks to the assistant."""
+    for quoted in patterns.QUOTATION.finditer(folded):
+        before, after = folded[: quoted.start()], folded[quoted.end() :]
+        if (
+            _speaks_to_assistant(quoted[0])
+            and len(_LETTER.findall(after)) >= EXAMPLE_AFTER_LETTERS
+            and (patterns.EXAMPLE_BEFORE.search(before) or patterns.EXAMPLE_AFTER.match(after))
+            and not _speaks_to_assistant(patterns.QUOTATION.sub(" ", folded))
+        ):
+            return True
+    return False
 
 
 # Everything that speaks to the assistant, as one pattern (one pass over a sentence)

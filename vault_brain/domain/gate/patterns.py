@@ -226,6 +226,27 @@ SPLIT = lazy(
     r"(?:your|the)(?:hidden|secret|full)?systemprompt|donottelltheuser"
 )
 
+# A quotation in folded text (`normalize.fold` makes curly quotes and guillemets straight): an
+# apostrophe inside a word does not end a single-quoted one ('don't tell the user').
+QUOTATION = lazy(
+    r"(?<!\w)'(?:[^'\n]|'(?=\w))+'(?!\w)|(?<!\w)\"[^\"\n]+\"(?!\w)|「[^」\n]+」|『[^』\n]+』"
+)
+# What introduces a quotation as an example of a text (`_quoted_example` in the gate): a word
+# that gives an example or names a piece of text, up to three words before it, ...
+EXAMPLE_BEFORE = lazy(
+    r"(?:\b(?:such as|e\.g\.|for (?:example|instance)|z\. ?b\.|beispielsweise|par exemple"
+    r"|tel(?:le)?s? que|por ejemplo|ad esempio|per esempio|por exemplo|bijvoorbeeld|np\."
+    r"|na przykład|takie jak|například|till exempel|t\.ex\.|såsom|например|наприклад"
+    r"|на кшталт|örneğin|misalnya|ví dụ|phrases?|sentences?|texts?|words?|strings?|lines?"
+    r"|messages?|payloads?|wording|slogans?|satz|sätze[n]?|formulierung(?:en)?|texte?"
+    r"|frases?|testo|testi|tekst\w*|zinnen?|zdani\w*|vět[ay]?|fras\w*|фраз\w*|текст\w*"
+    r"|kalimat|cụm từ)|例如|比如)\W*(?:\w+\W+){0,3}$"
+)
+# ... or a word that follows it in languages that put it after ("「...」といった文", "'...' 같은").
+EXAMPLE_AFTER = lazy(
+    r"\s*(?:といった|のような|などの|という|같은|라는|등의|之类|这样的|这类|等|gibi\b)"
+)
+
 _DESTINATION = (
     r"(?:\b(?:https?|s?ftp|s3|gs|wss?|smb|scp)://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
     r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bwebhooks?\b|\bpastebin\b|\bgists?\b|\bngrok\b"
@@ -350,7 +371,7 @@ _PLACEHOLDER_WORDS = frozenset(
 )  # fmt: skip
 _SLOT_WORDS = frozenset(("your", "here"))  # ("your-key-here", "your_token": a slot to fill)
 _PLACEHOLDER_VALUE = lazy(
-    r"(?:[^\s\"'`]*(?:\.\.\.|…)|(?:x{4,}|X{4,}|\*{4,})(?:[-_ ](?:x+|X+|\*+))*"
+    r"(?:[^\s\"'`]*(?:\.\.\.|…)|(?:[A-Za-z0-9]+[-_])*(?:x{4,}|X{4,}|\*{4,})(?:[-_ ](?:x+|X+|\*+))*"
     r"|<[^<>]{1,40}>|\{\{?[^{}]{1,40}\}\}?"
     r"|\$\{[^{}]{1,40}\}|[A-Za-z0-9_]*EXAMPLE)[\"'`]?[.,;:!?)]*"
 )
@@ -361,7 +382,7 @@ _LETTERS = lazy(r"[A-Za-z]+")
 def placeholder(found: str) -> bool:
     """Whether a credential-shaped match stands for a credential rather than giving one, as
     documentation writes them: a value cut short ("sk_test_..."), masked ("xxxxxxxx",
-    "****"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a published example key
+    "****", "sk_test_XXXXXXXX"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a published example key
     ("AKIAIOSFODNN7EXAMPLE", upper case at its end), or named parts in capitals
     ("postgres://USER:PASSWORD@HOST") or in words that ask for a value ("your-key-here")."""
     start = _VALUE_START.search(found)
@@ -394,6 +415,21 @@ _URL = lazy(r"\b[a-z][a-z0-9+.\-]{0,40}://[^\s)\]>]+")  # (a bounded scheme: lin
 
 _HEX = lazy(r"[0-9a-f]+|[0-9A-F]+")
 _DIGEST_NAMED = lazy(r"(?i:\b(?:commit|sha-?(?:1|256|512)?|hash|checksum|digest|revision|rev)\b)")
+# What is published, not kept secret, when it leads a token: an SSH public key's type, a key
+# fingerprint's hash ("ssh-ed25519 AAAAC3...", "SHA256:p3Kq9...").
+_PUBLIC_LEAD = lazy(
+    r"(?i:\b(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp(?:256|384|521))\s+|\b(?:sha256|sha512|md5):)$"
+)
+_FINGERPRINT = lazy(r"(?i:(?:sha256|sha512|md5):)")
+
+
+def published(text: str, start: int, end: int) -> bool:
+    """Whether the credential-shaped `text[start:end]` is published rather than kept secret:
+    an SSH public key, or a key's fingerprint."""
+    return bool(
+        _FINGERPRINT.match(text, start, end)
+        or _PUBLIC_LEAD.search(text[max(0, start - 40) : start])
+    )
 
 
 def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
@@ -416,6 +452,8 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
             continue
         if _HEX.fullmatch(token) and _DIGEST_NAMED.search(text[max(0, start - 40) : start]):
             continue  # a commit or a checksum, named as one
+        if published(text, start, start + len(token)):
+            continue
         kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
         changes = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
         enough = len(set(kinds)) >= (2 if len(token) >= 24 else 3)
