@@ -383,6 +383,10 @@ def _pieces(text: str) -> Iterator[_Piece]:
             else list(_line_sentences(line, first + n))
             for n, (line, shape) in enumerate(zip(lines, shapes, strict=True))
         ]
+        hyphenated = _attack_across_lines(content, judged)
+        if hyphenated:  # words hyphenated across lines hid an attack from each line
+            yield _Piece(first, last, hyphenated)
+            continue
         for n, pieces in enumerate(judged):
             # a line shaped like code next to a refused line belongs to it (a tool's
             # "Result: ..." after its call, a YAML key after a command)
@@ -396,6 +400,22 @@ def _pieces(text: str) -> Iterator[_Piece]:
             if weak[n] and near:
                 pieces = [_Piece(first + n, first + n + 1, (near[0],))]
             yield from pieces
+
+
+def _attack_across_lines(content: str, judged: list[list[_Piece]]) -> tuple[str, ...]:
+    """The attack of a block whose words are hyphenated at line ends ("summa-\nrising"), read
+    with the words joined, where no line alone shows one; () otherwise."""
+    joined = normalize.unhyphenate(content)
+    if joined == content or any(
+        r in _ATTACKS for pieces in judged for p in pieces for r in p.reasons
+    ):
+        return ()
+    joined = joined.replace("\n", " ")
+    found = {r for p in _line_sentences(joined, 0) for r in p.reasons if r in _ATTACKS}
+    return tuple(r for r in _ATTACKS if r in found)
+
+
+_ATTACKS = ("injection", "exfiltration")
 
 
 def _line_sentences(line: str, row: int) -> Iterator[_Piece]:

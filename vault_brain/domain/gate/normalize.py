@@ -107,14 +107,15 @@ def _drop_invisible(text: str) -> str:
 
 def disguised(text: str) -> bool:
     """True if `text` carries something that hides words: invisible characters, a reversal,
-    compatibility letters (fullwidth, mathematical), look-alikes or spaced-out letters."""
+    compatibility letters (fullwidth, mathematical), look-alikes, spaced-out letters or words
+    hyphenated across lines."""
     if not text.isascii() and any(_invisible(ch) for ch in set(text)):
         return True
     if unicodedata.normalize("NFKC", text) != unicodedata.normalize("NFC", text):
         return True
     if text.translate(_HOMOGLYPHS) != text and _mixes_scripts(text):
         return True
-    return bool(_SPACED_RUN.search(text) or _DOTTED_RUN.search(text))
+    return bool(_SPACED_RUN.search(text) or _DOTTED_RUN.search(text) or _HYPHENATED.search(text))
 
 
 def _mixes_scripts(text: str) -> bool:
@@ -164,9 +165,17 @@ def _plain(text: str) -> str:
     return _latin(unicodedata.normalize("NFKC", clean(text))).translate(_QUOTES)
 
 
+def unhyphenate(text: str) -> str:
+    """Words hyphenated at a line's end joined again: 'summa-\nrising' -> 'summarising'."""
+    return _HYPHENATED.sub("", text)
+
+
+_HYPHENATED = lazy(r"(?<=\w)-\n(?=[^\W\d_])")
+
+
 def _joined(text: str) -> str:
-    """Spaced letters joined, single spaces, defanged addresses restored."""
-    text = _WHITESPACE.sub(" ", despace(text)).strip()
+    """Spaced letters and hyphenated words joined, single spaces, defanged addresses restored."""
+    text = _WHITESPACE.sub(" ", despace(unhyphenate(text))).strip()
     for pattern, plain in _DEFANG:
         text = pattern.sub(plain, text)
     return text
