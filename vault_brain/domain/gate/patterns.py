@@ -382,9 +382,10 @@ _LETTERS = lazy(r"[A-Za-z]+")
 def placeholder(found: str) -> bool:
     """Whether a credential-shaped match stands for a credential rather than giving one, as
     documentation writes them: a value cut short ("sk_test_..."), masked ("xxxxxxxx",
-    "****", "sk_test_XXXXXXXX"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a published example key
-    ("AKIAIOSFODNN7EXAMPLE", upper case at its end), or named parts in capitals
-    ("postgres://USER:PASSWORD@HOST") or in words that ask for a value ("your-key-here")."""
+    "****", "sk_test_XXXXXXXX"), a template slot ("<your-key>", "{{token}}", "${API_KEY}"), a
+    published example key ("AKIAIOSFODNN7EXAMPLE", upper case at its end), or named parts in
+    capitals ("postgres://USER:PASSWORD@HOST") or in words that ask for a value
+    ("your-key-here")."""
     start = _VALUE_START.search(found)
     value = found[start.end() :] if start else found
     value = value.strip().rstrip("@")
