@@ -190,13 +190,14 @@ def _quoted_example(folded: str) -> bool:
     といった文"). The instruction is all inside one quotation, introduced by a word that
     marks an example or names a text, with prose after it, and nothing outside the
     quotation speaks to the assistant."""
+    if _speaks_to_assistant(patterns.QUOTATION.sub(" ", folded)):
+        return False  # (also where there is no quotation at all)
     for quoted in patterns.QUOTATION.finditer(folded):
         before, after = folded[: quoted.start()], folded[quoted.end() :]
         if (
             _speaks_to_assistant(quoted[0])
             and len(_LETTER.findall(after)) >= EXAMPLE_AFTER_LETTERS
             and (patterns.EXAMPLE_BEFORE.search(before) or patterns.EXAMPLE_AFTER.match(after))
-            and not _speaks_to_assistant(patterns.QUOTATION.sub(" ", folded))
         ):
             return True
     return False

@@ -238,7 +238,7 @@ EXAMPLE_BEFORE = lazy(
     r"|tel(?:le)?s? que|por ejemplo|ad esempio|per esempio|por exemplo|bijvoorbeeld|np\."
     r"|na przykład|takie jak|například|till exempel|t\.ex\.|såsom|например|наприклад"
     r"|на кшталт|örneğin|misalnya|ví dụ|phrases?|sentences?|texts?|words?|strings?|lines?"
-    r"|messages?|payloads?|wording|slogans?|satz|sätze[n]?|formulierung(?:en)?|texte?"
+    r"|messages?|payloads?|wording|slogans?|satz|sätzen?|formulierung(?:en)?|texte?"
     r"|frases?|testo|testi|tekst\w*|zinnen?|zdani\w*|vět[ay]?|fras\w*|фраз\w*|текст\w*"
     r"|kalimat|cụm từ)|例如|比如)\W*(?:\w+\W+){0,3}$"
 )
