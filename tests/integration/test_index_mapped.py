@@ -8,7 +8,9 @@ import io
 import os
 import random
 from pathlib import Path
+from typing import Any
 
+import pytest
 from whoosh import index as windex
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.qparser import QueryParser
@@ -94,6 +96,36 @@ def test_an_open_searcher_outlives_its_files(tmp_path: Path) -> None:
     after = [h["path"] for h in searcher.search(query)]
     assert after == before and before
     searcher.close()
+
+
+def test_a_commit_between_listing_and_reading_the_table_of_contents_is_not_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoosh lists the folder, then reads the latest table of contents it found; a writer
+    (`vb watch`) that commits in between removes that one. The race is made to happen here:
+    a real commit runs just before the first table of contents is opened (the hook stands in
+    for the other process's timing, which a test cannot arrange)."""
+    folder = tmp_path / "ix"
+    folder.mkdir()
+    build(folder, docs=30)
+    opened = MappedStorage.open_file
+    raced: list[str] = []
+
+    def commit_first(self: MappedStorage, name: str, **kwargs: Any) -> Any:
+        if name.endswith(".toc") and not raced:
+            raced.append(name)
+            writer = windex.open_dir(str(folder)).writer()
+            writer.add_document(path="late", body="w1 late", rank=99, extra={})
+            writer.commit(merge=False)  # (a new generation; the listed one is removed)
+        return opened(self, name, **kwargs)
+
+    monkeypatch.setattr(MappedStorage, "open_file", commit_first)
+    ix = open_dir(str(folder))
+    assert raced and not (folder / raced[0]).exists()  # the race did happen
+    with ix.searcher() as searcher:
+        assert "late" in [
+            h["path"] for h in searcher.search(QueryParser("body", ix.schema).parse("late"))
+        ]
 
 
 def test_the_view_reads_seeks_and_peeks_as_a_file_does() -> None:

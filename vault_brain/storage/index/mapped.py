@@ -18,6 +18,7 @@ from __future__ import annotations
 import mmap
 import os
 import sys
+import time
 from array import array
 from typing import Any
 
@@ -126,8 +127,19 @@ class MappedStorage(FileStorage):
         return MappedFile(memoryview(mapped), name=name)
 
 
+OPEN_ATTEMPTS = 3
+
+
 def open_dir(path: str) -> Any:
-    """The Whoosh index in `path`, read through `MappedStorage`."""
+    """The Whoosh index in `path`, read through `MappedStorage`. Whoosh opens the latest
+    table of contents it lists; a commit by another process (a watcher) may remove that one
+    before it is read: a file gone meanwhile is looked for again, twice, before the error
+    (a damaged index) is raised."""
+    for _ in range(OPEN_ATTEMPTS - 1):
+        try:
+            return MappedStorage(path).open_index()
+        except FileNotFoundError:
+            time.sleep(0.01)
     return MappedStorage(path).open_index()
 
 
