@@ -62,9 +62,14 @@ def run_watch(
     """Watch until SIGINT/SIGTERM (or `stop` is set); with `serve`, answer searches on the
     vault's warm socket meanwhile."""
     stop = stop or threading.Event()
+    # the handler only notes the signal: setting the Event there would take the Event's lock,
+    # which the main thread it interrupts may hold inside `stop.wait` (a deadlock: the watcher
+    # never stopped on SIGINT)
+    signalled: list[int] = []
+    previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop.set())
+            previous[sig] = signal.signal(sig, lambda signum, _: signalled.append(signum))
     _log_to_stderr()
     status: dict[str, Any] = {
         "pid": os.getpid(),
@@ -108,7 +113,7 @@ def run_watch(
     last_beat = 0.0
     batches = 0
     try:
-        while not stop.is_set():
+        while not (signalled or stop.is_set()):
             now = time.monotonic()
             projects.run_due(status)
             if server is not None:
@@ -131,3 +136,5 @@ def run_watch(
         status["warm_socket"] = None
         status["heartbeat"] = now_iso()
         write_status(vault.paths, status)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
