@@ -177,13 +177,17 @@ def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
+VB_PROCESS = (sys.executable, "-X", "faulthandler", "-m", "vault_brain")
+"""`vb` as a process of its own; `-X faulthandler`: `stop_process` shows where one hangs."""
+
+
 @contextlib.contextmanager
 def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str]]:
     """`vb watch` on `root` as a real process, once its status file names it; stopped with
-    SIGINT (as Ctrl-C) on the way out (`stop_watcher`)."""
+    SIGINT (as Ctrl-C) on the way out (`stop_process`)."""
     command = ["watch", "-q", "--debounce", "0.1"]
-    proc = subprocess.Popen(  # (-X faulthandler: `stop_watcher` can show where it hangs)
-        [sys.executable, "-X", "faulthandler", "-m", "vault_brain", "--vault", str(root), *command],
+    proc = subprocess.Popen(
+        [*VB_PROCESS, "--vault", str(root), *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -196,21 +200,27 @@ def watching(root: Path, timeout: float = 30.0) -> Iterator[subprocess.Popen[str
     try:
         yield proc
     finally:
-        stop_watcher(proc)
+        stop_process(proc)
 
 
-def stop_watcher(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
-    """SIGINT (as Ctrl-C), and wait for the watcher to exit. One that does not exit in
-    `timeout` is aborted, never left running (it would answer the next test's searches), and
-    the test fails with every thread's stack from its faulthandler."""
+def stop_process(
+    proc: subprocess.Popen[str],
+    name: str = "vb watch",
+    sig: signal.Signals = signal.SIGINT,
+    timeout: float = 60.0,
+) -> None:
+    """Send `sig` (SIGINT: as Ctrl-C) and wait for the process to exit. One that does not exit
+    in `timeout` is aborted, never left running (a watcher would answer the next test's
+    searches), and the test fails with every thread's stack, when it was started with
+    `-X faulthandler`."""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)
         _, err = proc.communicate(timeout=30)
-        pytest.fail(f"vb watch did not stop within {timeout:.0f} s of SIGINT:\n{err[-6000:]}")
+        pytest.fail(f"{name} did not stop within {timeout:.0f} s of {sig.name}:\n{err[-6000:]}")
 
 
 # ---------------------------------------------------------------- Docker (`vb session`'s sandbox)

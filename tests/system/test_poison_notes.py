@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_vb
+from conftest import VB_PROCESS, run_vb, stop_process
 from vault_brain.entry import main
 from vault_brain.storage.notes.frontmatter import parse_text
 from vault_brain.storage.template import init_vault
@@ -119,7 +119,7 @@ def test_every_read_command_survives_a_vault_of_poison_notes(poisoned: Path) -> 
 
 def test_the_watcher_keeps_indexing_through_poison_notes(poisoned: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vault_brain", "--vault", str(poisoned), "watch", "--quiet"],
+        [*VB_PROCESS, "--vault", str(poisoned), "watch", "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -141,8 +141,7 @@ def test_the_watcher_keeps_indexing_through_poison_notes(poisoned: Path) -> None
         found = run_vb("--vault", str(poisoned), "search", "narwhals", "--json").json()
         assert [h["id"] for h in found["results"]] == ["entity-people-cy"]
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_process(proc, sig=signal.SIGTERM)
 
 
 # --------------------------------------------------------------------------- fuzzing

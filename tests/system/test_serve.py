@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import re
+import signal
 import socket
 import stat
 import subprocess
@@ -27,7 +28,7 @@ import openai
 import pytest
 import uvicorn
 
-from conftest import REPO, run_vb
+from conftest import REPO, VB_PROCESS, run_vb, stop_process
 from fake_llm_server import Canned, FakeLLMServer, completion, streamed
 from vault_brain.app.memory.vault import Vault
 from vault_brain.app.runtime.capture_process import CaptureSpec
@@ -146,7 +147,7 @@ def vb_serve(vault: Path, *args: str, env: dict[str, str] | None = None) -> Iter
     for name in ("VB_LLM_MODEL", "VB_LLM_BASE_URL", "VB_SERVE_TOKEN", "VB_CONFIG", "VB_VAULT"):
         full.pop(name, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vault_brain", "--vault", str(vault), "serve", *args],
+        [*VB_PROCESS, "--vault", str(vault), "serve", *args],
         stderr=subprocess.PIPE,
         text=True,
         env={**full, **(env or {})},
@@ -163,8 +164,7 @@ def vb_serve(vault: Path, *args: str, env: dict[str, str] | None = None) -> Iter
         output = [line]
         yield output
     finally:
-        proc.terminate()
-        proc.wait(30)
+        stop_process(proc, "vb serve", signal.SIGTERM)
     output.append("".join(before) + proc.stderr.read())
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_vb, stop_watcher, watching
+from conftest import REPO, run_vb, stop_process, watching
 
 sys.path.insert(0, str(REPO / "scripts"))
 import gen_vault
@@ -78,7 +78,7 @@ def test_warm_and_in_process_print_the_same(
         "searches": len(SEARCHES),  # every one was answered warm
         "last_search": "warm",
     }
-    stop_watcher(watcher)
+    stop_process(watcher)
     assert not (generated / ".vb/search.sock").exists()  # removed on exit
     assert warm(generated)["alive"] is False
     assert outputs(generated) == with_watcher

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import stop_watcher, watching
+from conftest import stop_process, watching
 from vault_brain.app.memory.vault import Vault
 
 
@@ -81,5 +81,5 @@ def test_status_reports_live_watcher(vault: Path, watcher: subprocess.Popen[str]
     report = cli("--vault", str(vault), "status", "--json").json()
     assert report["watcher"]["alive"] is True
     assert report["watcher"]["pid"] == watcher.pid
-    stop_watcher(watcher)
+    stop_process(watcher)
     assert cli("--vault", str(vault), "status", "--json").json()["watcher"]["alive"] is False
