@@ -5,13 +5,13 @@
                                            [--verbose] [--json]
 
 SET: dev3, blind1, blind2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9,
-heldout10, train5
+heldout10, heldout11, train5
 (tests/data/gate/<set>.jsonl: `refuse` and `pass` lines, see its README.md) or capture-hostile
 (tests/data/capture/hostile.jsonl, hostile only). `heldout3` was the held-out set of issue
 23's first work (run, no longer blind); `heldout4` and `heldout5` were the next ones (both
-read since); `heldout6` has scored experiments and been read since its blind run; `heldout7`,
-`heldout8` and `heldout9` measured one change each; `heldout10` is held out now: run it only
-before and at the end of a change, and never with --verbose or --json (which name its lines).
+read since); `heldout6` has scored experiments and been read since its blind run; `heldout7`
+to `heldout10` measured one change each; `heldout11` is held out now: run it only before and
+at the end of a change, and never with --verbose or --json (which name its lines).
 
 - Detector (always): `gate.judge` on each text; refused / passed by label, kind and language,
   and the lines judged against their label (with --verbose).
@@ -71,6 +71,7 @@ SETS = (
     "heldout8",
     "heldout9",
     "heldout10",
+    "heldout11",
     "train5",
     "capture-hostile",
 )
