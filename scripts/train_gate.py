@@ -6,15 +6,15 @@
 Needs the embeddings extra and scikit-learn (pip install -e '.[embeddings,train]'); vb itself
 reads the weights with neither scikit-learn nor numpy.
 
-Data (all in tests/data, all labelled before this model existed; never the held-out
-`gate/heldout5.jsonl`):
-- hostile: the `refuse` lines of the gate sets dev3, blind1, blind2, heldout3, heldout4 (held
-  out for the first version of this model, measured three times, then trained on) and train5
-  (written to train on) whose kind is injection, exfiltration or secret, and the same kinds in
-  capture/hostile.jsonl (code, commands and tool output are shapes the rules judge: left out);
+Data (all in tests/data; never the held-out `gate/heldout11.jsonl`):
+- hostile: the `refuse` lines of the gate sets dev3, blind1, blind2, heldout3 to heldout10
+  (each written blind, measured as held out, read since) and train5 (written to train on) whose
+  kind is injection, exfiltration or secret, and the same kinds in capture/hostile.jsonl
+  (code, commands and tool output are shapes the rules judge: left out);
 - benign: the gate sets' `pass` lines (benign text that looks risky), the user messages of
   the capture corpora `conversations`, `blind` and `blind2` (not `blind3`, capture's held-out
-  set), and the prose paragraphs of the two documentation vaults (kepano, Obsidian help).
+  set) with the statements capture makes of them (the form a flush screens: "User prefers
+  tea"), and the prose paragraphs of the two documentation vaults (kepano, Obsidian help).
 
 Features: the e5-small query vector of each text as written (`vectors.encoder("e5-small")
 .queries`); at run time a disguised text is shown as a person reads it (`normalize.readable`).
@@ -42,11 +42,12 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from vault_brain.domain import gate  # noqa: E402
+from vault_brain.domain.capture.conversation import capture  # noqa: E402
 from vault_brain.storage.index import vectors  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 OUT = ROOT / "vault_brain" / "storage" / "index" / "hostile-e5.json"
-GATE_SETS = ("dev3", "blind1", "blind2", "heldout3", "heldout4", "train5")
+GATE_SETS = ("dev3", "blind1", "blind2", *(f"heldout{n}" for n in range(3, 11)), "train5")
 CHAT_SETS = ("conversations", "blind", "blind2")
 DOC_VAULTS = ("kepano-vault", "obsidian-help-sample")
 CLASSES = ("benign", "injection", "exfiltration", "secret")
@@ -78,6 +79,9 @@ def examples() -> tuple[list[str], list[int], list[str]]:
             rows += [
                 (m["content"], "benign", "plain") for m in chat["messages"] if m["role"] == "user"
             ]
+            # and what capture makes of them, as the flush screens it ("User prefers tea")
+            report = capture([{**m, "id": f"m{i}"} for i, m in enumerate(chat["messages"])])
+            rows += [(c.text, "benign", "plain") for c in [*report.candidates, *report.changes]]
     for vault in DOC_VAULTS:
         for note in sorted((DATA / vault).rglob("*.md")):
             for para in note.read_text(encoding="utf-8").split("\n\n"):

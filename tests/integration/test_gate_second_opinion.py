@@ -6,7 +6,7 @@ stored, and without the encoder the rules alone decide. What a conversation leav
 second opinion.
 
 The texts here were written for this test; none is one of the labelled texts the model was
-trained on (`scripts/train_gate.py`) or of the held-out `heldout6.jsonl` and `heldout7.jsonl`.
+trained on (`scripts/train_gate.py`) or of the held-out `heldout11.jsonl`.
 They show the paths, not the model's quality: that is measured on the held-out set
 (BENCHMARKS.md), and the model misses some steering a person would see at once (a refund
 policy "for the model", worded without "assistant", passes both the rules and the model)."""
