@@ -450,6 +450,30 @@ def test_a_conversation_is_captured_once_it_pauses(vault: Path, upstream: FakeLL
     assert len(list(vault.glob("episodes/**/session-burst-*.md"))) == 1
 
 
+def test_a_stop_captures_the_waiting_conversation_and_says_so_first(
+    vault: Path, upstream: FakeLLMServer
+) -> None:
+    """A conversation not yet quiet for `--capture-idle` is captured when the server stops,
+    and the server says what it waits for before it waits."""
+    upstream.responder = lambda body: completion("Noted.")
+    args = ("--port", "0", "--upstream", upstream.base_url, "--capture-idle", "600")
+    with vb_serve(vault, *args) as output:
+        url = re.search(r"(http://\S+/v1)", output[0])
+        assert url is not None
+        client = openai.OpenAI(base_url=url.group(1), api_key="k", max_retries=0)
+        said: Any = {"role": "user", "content": "We decided to ship the beta on Friday."}
+        client.chat.completions.create(
+            model="m", messages=[said], extra_body={"memory_session": "late"}
+        )
+        wait_for(lambda: "assistant" in kinds(transcript(vault, "late")))
+        assert "flush" not in kinds(transcript(vault, "late"))  # (not quiet for 600 s)
+    log = "".join(output[1:])
+    assert "stopping: capturing 1 conversation(s) first (at most 30 s)" in log, log
+    assert "flush" in kinds(transcript(vault, "late"))
+    notes = [*vault.glob("entities/**/*.md"), *vault.glob("episodes/**/*.md")]
+    assert any("ship the beta on Friday" in n.read_text(encoding="utf-8") for n in notes)
+
+
 def test_feedback_over_http_credits_the_injected_memories(proxy: Proxy, cli: Any) -> None:
     note = add_note(cli, proxy.vault, "Tea", TEA)
     proxy.upstream.reply_text("Green tea.")

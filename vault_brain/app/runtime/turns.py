@@ -167,7 +167,14 @@ class TurnWriter:
         self._records.shutdown(wait=True)
         with self._wake:
             self._closing = True
+            waiting = len(self._waiting) + self._busy
             self._wake.notify_all()
+        if waiting:  # (what a stop waits for, said before the wait)
+            log.warning(
+                "stopping: capturing %d conversation(s) first (at most %.0f s)",
+                waiting,
+                CLOSE_BUDGET,
+            )
         if self._access_timer is not None:
             self._access_timer.cancel()
         self._write_access()
