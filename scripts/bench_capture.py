@@ -94,7 +94,7 @@ for folder in (ROOT, SCRIPTS):
         sys.path.insert(0, str(folder))
 
 import gen_vault  # noqa: E402
-from bench_common import add_record_option, save_record  # noqa: E402
+from bench_common import add_record_option, messages_of, save_record  # noqa: E402
 from check_capture_corpus import variants  # noqa: E402
 
 from vault_brain.app.api import MemoryAPI, create_vault  # noqa: E402
@@ -138,10 +138,6 @@ def in_split(conversation: dict[str, Any], split: str) -> bool:
     if split == "held-out":
         return number > DEV_LAST
     return True
-
-
-def messages_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{**m, "id": f"m{i}"} for i, m in enumerate(conversation["messages"])]
 
 
 def holds_keywords(fact: dict[str, Any], candidate: Candidate) -> bool:

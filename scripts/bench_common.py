@@ -173,6 +173,11 @@ def child_pids(parent: int | None = None) -> list[int]:
     return found
 
 
+def messages_of(conversation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A labelled conversation's messages with the ids capture reports them by (m0, m1, ...)."""
+    return [{**m, "id": f"m{i}"} for i, m in enumerate(conversation["messages"])]
+
+
 def ship_weights(out: Path, meta: Mapping[str, Any], check: bool) -> int:
     """Write a trained model's weights to `out` (vb's package data), or with `check` only
     compare: exit status 1 when training did not give the shipped weights."""

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import numpy as np  # noqa: E402
-from bench_common import ship_weights  # noqa: E402
+from bench_common import messages_of, ship_weights  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
@@ -80,7 +80,7 @@ def examples() -> tuple[list[str], list[int], list[str]]:
                 (m["content"], "benign", "plain") for m in chat["messages"] if m["role"] == "user"
             ]
             # and what capture makes of them, as the flush screens it ("User prefers tea")
-            report = capture([{**m, "id": f"m{i}"} for i, m in enumerate(chat["messages"])])
+            report = capture(messages_of(chat))
             rows += [(c.text, "benign", "plain") for c in [*report.candidates, *report.changes]]
     for vault in DOC_VAULTS:
         for note in sorted((DATA / vault).rglob("*.md")):
