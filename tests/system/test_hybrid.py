@@ -285,6 +285,30 @@ def test_the_model_loads_and_embeds_with_no_socket_opened(
     assert out.stdout.strip() == f"(2, {dim}) 0"  # the tea is nearer a hot drink
 
 
+@pytest.mark.parametrize(
+    ("preset", "spin"),
+    [({}, "1000"), ({"GOMP_SPINCOUNT": "5"}, "5"), ({"OMP_WAIT_POLICY": "ACTIVE"}, "unset")],
+)
+def test_the_engine_threads_spin_briefly_unless_the_environment_says_otherwise(
+    extra: None, tmp_path: Path, preset: dict[str, str], spin: str
+) -> None:
+    # (the spin decides how two processes that embed at once share the cores:
+    # scripts/bench_contention.py measures that; here, only that the setting is made)
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    code = (
+        "import os\n"
+        "from pathlib import Path\n"
+        "from vault_brain.storage.index.vectors import encoder\n"
+        f"encoder('e5-small', Path({str(tmp_path)!r})).query('tea')\n"
+        "print(os.environ.get('GOMP_SPINCOUNT', 'unset'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**env, **preset}
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == spin
+
+
 def test_the_e5_files_are_checked_against_their_sums(extra: None, tmp_path: Path) -> None:
     import hashlib
 

