@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_common import add_record_option, log, save_record
+from bench_common import add_record_option, log, save_record, set_strategy
 
 from vault_brain.storage.index.vectors import SPIN_COUNT
 
@@ -57,8 +57,7 @@ def main() -> None:
         raise SystemExit(f"{vault}: no embeddings or queries (run bench_retrieval.py first)")
     strategy = vault / "STRATEGY.md"
     shipped = strategy.read_text(encoding="utf-8")
-    end = shipped.index("\n---", 4)
-    strategy.write_text(shipped[:end] + "\nsearch_mode: hybrid" + shipped[end:], "utf-8")
+    set_strategy(vault, shipped, {"search_mode": "hybrid"})
     results: dict[str, float] = {}
     try:
         subprocess.run(
@@ -74,7 +73,7 @@ def main() -> None:
             results[f"{name}.ratio"] = round(together / alone, 2)
             log(f"spin {spin}: alone {alone:.2f} s, {args.procs} at once {together:.2f} s")
     finally:
-        strategy.write_text(shipped, encoding="utf-8")
+        set_strategy(vault, shipped, {})
     for key, value in results.items():
         print(f"{key:28} {value}")
     if args.record:
